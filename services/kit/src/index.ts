@@ -1,1 +1,37 @@
-export {};
+export { buildApp, type AppOptions, type AuthOptions, type KitApp } from './app/build-app.js';
+export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
+export { runMain } from './main-helpers.js';
+export {
+  ConfigError,
+  env,
+  kitConfigSchema,
+  loadConfig,
+  LOG_LEVELS,
+  type KitConfig,
+  type KitDefaults,
+} from './config.js';
+export * from './errors.js';
+export {
+  TokenStore,
+  parseTokensFile,
+  authMiddleware,
+  pathMatcher,
+  type TokenGrant,
+  type TokenStoreOptions,
+} from './auth.js';
+export { ConcurrencyGate, type GateOptions, type GateRejection } from './gate.js';
+export { Readiness } from './readiness.js';
+export { createLogger, loggableUrl, REDACTED_KEYS, type Logger } from './logger.js';
+export { createMetrics, HTTP_DURATION_BUCKETS, type KitMetrics } from './metrics.js';
+export { requestContext, type RequestContext } from './http/context.js';
+export {
+  defineRoute,
+  type AnyRoute,
+  type HandlerContext,
+  type HttpMethod,
+  type RouteDefinition,
+} from './http/route.js';
+export { healthRoute, type HealthRouteOptions } from './http/health.js';
+export { buildOpenApiDocument } from './http/openapi.js';
+export { renderErrorBody, toHttpError, type ErrorShape } from './http/render-error.js';
+export { openSse, type SseOptions, type SseStream } from './http/sse.js';

@@ -1,0 +1,213 @@
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { authMiddleware, type TokenStore } from '../auth.js';
+import { NotFoundError } from '../errors.js';
+import { ConcurrencyGate } from '../gate.js';
+import { GpuStatusReader, GpuSummarySchema, registerGpuMetrics, summarizeGpu } from '../gpu/index.js';
+import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
+import { buildOpenApiDocument, docsRouter } from '../http/openapi.js';
+import { createErrorRenderer, type ErrorShape } from '../http/render-error.js';
+import { routeHandler, type AnyRoute } from '../http/route.js';
+import { createLogger, loggableUrl, type Logger } from '../logger.js';
+import { createMetrics, httpMetricsMiddleware, type KitMetrics } from '../metrics.js';
+import type { KitConfig } from '../config.js';
+import { Readiness } from '../readiness.js';
+
+/**
+ * `buildApp()` makes a service's Express 5 app with everything the kit promises: request ids,
+ * redacted pino-http logs, body limits, zod validation, the error catalogue's bodies, bearer auth,
+ * the concurrency gate and deadlines, `/metrics`, `/livez` and `/readyz`, `/openapi.json` and
+ * `/docs`. It does not listen: tests use the app directly and `serve()` runs it.
+ */
+
+export interface AuthOptions {
+  readonly tokens: TokenStore;
+  /** A token needs one of these scopes; empty: any known token. */
+  readonly scopes?: readonly string[];
+}
+
+export interface AppOptions {
+  /** Short service name: logs, metrics `service` label, WWW-Authenticate realm. */
+  readonly service: string;
+  readonly title: string;
+  readonly version: string;
+  readonly description?: string;
+  readonly config: KitConfig;
+  readonly routes: readonly AnyRoute[];
+  readonly readiness?: Readiness;
+  /** Omit for a service without credentials. */
+  readonly auth?: AuthOptions;
+  /** `envelope` for the face service's `{success, message}` bodies. */
+  readonly errorShape?: ErrorShape;
+  readonly logger?: Logger;
+  readonly gpu?: GpuStatusReader;
+  /**
+   * Serve the GPU summary (`summarizeGpu`: available, device, memory, utilization, temperature,
+   * and every GPU) at this path, e.g. `/gpu_status` for the face service.
+   */
+  readonly gpuStatusPath?: string;
+  /** Process metrics; default on. */
+  readonly processMetrics?: boolean;
+}
+
+export interface KitApp {
+  readonly app: Express;
+  readonly logger: Logger;
+  readonly metrics: KitMetrics;
+  readonly gate: ConcurrencyGate;
+  readonly readiness: Readiness;
+  readonly gpu: GpuStatusReader;
+  readonly openapi: Record<string, unknown>;
+  readonly config: KitConfig;
+  /** Requests not yet answered; shutdown aborts those that outlive the grace period. */
+  readonly live: ReadonlySet<RequestContext>;
+}
+
+export function buildApp(options: AppOptions): KitApp {
+  const { config, service } = options;
+  const logger = options.logger ?? createLogger({ service, level: config.LOG_LEVEL });
+  const readiness = options.readiness ?? new Readiness();
+  const gate = new ConcurrencyGate({
+    limit: config.MAX_CONCURRENCY,
+    queueSize: config.QUEUE_SIZE,
+    maxWaitMs: config.QUEUE_TIMEOUT_MS,
+  });
+  const gpu =
+    options.gpu ??
+    new GpuStatusReader({
+      binary: config.NVIDIA_SMI_PATH,
+      ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
+    });
+  const metrics = createMetrics({
+    service,
+    version: options.version,
+    gate,
+    isReady: () => readiness.ready,
+    ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
+  });
+  registerGpuMetrics(metrics.registry, gpu);
+  const errorShape = options.errorShape ?? 'detail';
+  const errors = createErrorRenderer(errorShape);
+  const live = new Set<RequestContext>();
+  const routes = [
+    ...kitRoutes(readiness, metrics),
+    ...(options.gpuStatusPath === undefined ? [] : [gpuStatusRoute(options.gpuStatusPath, gpu)]),
+    ...options.routes,
+  ];
+  const openapi = buildOpenApiDocument(routes, {
+    title: options.title,
+    version: options.version,
+    errorShape,
+    authenticated: options.auth !== undefined,
+    ...(options.description === undefined ? {} : { description: options.description }),
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+  app.use(contextMiddleware({ logger, timeoutMs: config.REQUEST_TIMEOUT_MS, live }));
+  app.use(httpMetricsMiddleware(metrics));
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => requestContext(req as express.Request).requestId,
+      quietReqLogger: true,
+      customAttributeKeys: { reqId: 'reqId' },
+      customLogLevel: (_req, res, err) => (err !== undefined || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: loggableUrl(req.url) }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customProps: (req) => ({ route: requestContext(req as express.Request).route ?? 'unmatched' }),
+    }),
+  );
+
+  const auth = options.auth
+    ? authMiddleware({ tokens: options.auth.tokens, realm: service, scopes: options.auth.scopes ?? [] })
+    : undefined;
+  const bodyParsers = [
+    express.json({ limit: config.BODY_LIMIT }),
+    express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
+  ];
+  const runtime = { gate, readiness, sendError: errors.sendError };
+  for (const route of routes) {
+    const chain = [
+      (req: express.Request, _res: express.Response, next: express.NextFunction) => {
+        requestContext(req).route = route.path;
+        next();
+      },
+      ...(auth && route.auth !== false ? [auth] : []),
+      ...(route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers)),
+      routeHandler(route, runtime),
+    ];
+    app[route.method](route.path, ...chain);
+  }
+  app.get('/openapi.json', (req, res) => {
+    requestContext(req).route = '/openapi.json';
+    res.json(openapi);
+  });
+  app.use('/docs', (req, _res, next) => {
+    requestContext(req).route = '/docs';
+    next();
+  });
+  app.use(docsRouter(options.title));
+  app.use((req, _res, next) => {
+    next(new NotFoundError(`No route for ${req.method} ${req.path}`));
+  });
+  app.use(errors.middleware);
+
+  return { app, logger, metrics, gate, readiness, gpu, openapi, config, live };
+}
+
+/** Probes and metrics every service serves, without a token and outside the gate. */
+function kitRoutes(readiness: Readiness, metrics: KitMetrics): AnyRoute[] {
+  return [
+    {
+      method: 'get',
+      path: '/livez',
+      summary: 'Liveness: the process serves HTTP',
+      tags: ['probes'],
+      auth: false,
+      handler: () => ({ live: true }),
+    },
+    {
+      method: 'get',
+      path: '/readyz',
+      summary: 'Readiness: 200 when ready, 503 with the reason otherwise',
+      tags: ['probes'],
+      auth: false,
+      handler: ({ res }) => {
+        if (readiness.ready) return { ready: true };
+        res.status(503).setHeader('retry-after', '5');
+        res.json({ ready: false, reason: readiness.reason });
+        return undefined;
+      },
+    },
+    {
+      method: 'get',
+      path: '/metrics',
+      summary: 'Prometheus metrics',
+      tags: ['probes'],
+      auth: false,
+      handler: async ({ res }) => {
+        const text = await metrics.registry.metrics();
+        res.setHeader('content-type', metrics.registry.contentType);
+        res.send(text);
+        return undefined;
+      },
+    },
+  ];
+}
+
+function gpuStatusRoute(path: string, gpu: GpuStatusReader): AnyRoute {
+  return {
+    method: 'get',
+    path,
+    summary: 'GPU status: name, memory, utilization and temperature of each visible GPU',
+    description: 'Without an NVIDIA GPU: `available: false`, `device: "cpu"`, and null readings.',
+    tags: ['gpu'],
+    response: GpuSummarySchema,
+    handler: async () => summarizeGpu(await gpu.read()),
+  };
+}

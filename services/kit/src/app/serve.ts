@@ -1,0 +1,85 @@
+import type { Server } from 'node:http';
+import { ServiceUnavailableError } from '../errors.js';
+import type { KitApp } from './build-app.js';
+
+/**
+ * Listens, and on SIGTERM or SIGINT shuts down gracefully: readiness goes to "shutting down" (so
+ * probes take the pod out of rotation), the server stops accepting connections, idle keep-alive
+ * connections close, in-flight requests drain for up to SHUTDOWN_GRACE_MS, whatever is left is
+ * aborted, the service's own `onShutdown` hooks run (unload models, close stores), and the process
+ * exits 0.
+ */
+
+export interface ServeOptions {
+  /** Called after requests drained: release models, close databases. */
+  readonly onShutdown?: () => Promise<void> | void;
+  /** Listen on these signals (default SIGTERM and SIGINT); tests pass []. */
+  readonly signals?: readonly NodeJS.Signals[];
+  /** Exit the process when shut down by a signal (default true). */
+  readonly exit?: boolean;
+}
+
+export interface RunningServer {
+  readonly server: Server;
+  readonly port: number;
+  readonly url: string;
+  /** Drains and closes; resolves when everything stopped. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<RunningServer> {
+  const { config, logger } = kit;
+  const server = kit.app.listen(config.PORT, config.HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Longer than the load balancers' idle timeouts, so they close first.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.PORT;
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ port, host: config.HOST }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason = 'shutdown requested'): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ reason, inFlight: kit.live.size }, 'shutting down');
+      kit.readiness.setNotReady('shutting down');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections go idle as their last response ends: close them as they do.
+      server.closeIdleConnections();
+      const reaper = setInterval(() => server.closeIdleConnections(), 50);
+      void closed.finally(() => clearInterval(reaper));
+      const grace = new Promise<'timeout'>((resolve) =>
+        setTimeout(() => resolve('timeout'), config.SHUTDOWN_GRACE_MS).unref(),
+      );
+      if ((await Promise.race([closed, grace])) === 'timeout') {
+        logger.warn({ inFlight: kit.live.size }, 'grace period over: aborting requests still in flight');
+        for (const ctx of kit.live) ctx.abort(new ServiceUnavailableError('The service is shutting down'));
+        server.closeAllConnections();
+        await closed;
+      }
+      await options.onShutdown?.();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const)) {
+    process.once(signal, () => {
+      void shutdown(signal).then(
+        () => {
+          if (options.exit !== false) process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+  return { server, port, url, shutdown };
+}

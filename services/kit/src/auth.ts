@@ -1,0 +1,176 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import type { NextFunction, Request, Response } from 'express';
+import { ForbiddenError, UnauthorizedError } from './errors.js';
+
+/**
+ * Bearer-token authentication. Tokens come from environment variables (one token, given scopes)
+ * and/or a mounted file holding several tokens with their scopes, one per line:
+ *
+ *     # comment
+ *     <token> ai_agent,llm
+ *     <token> *
+ *
+ * A token with no scope column gets the scopes the service grants by default. The file is
+ * re-read when its modification time changes, so a rotated Secret takes effect without a restart.
+ * Tokens are compared as SHA-256 digests with `timingSafeEqual`, and every known token is compared
+ * on every request, so timing reveals neither a token nor which one matched.
+ */
+
+export interface TokenGrant {
+  readonly token: string;
+  readonly scopes: readonly string[];
+}
+
+interface StoredToken {
+  readonly digest: Buffer;
+  readonly scopes: ReadonlySet<string>;
+}
+
+export interface TokenStoreOptions {
+  readonly tokens?: readonly TokenGrant[];
+  readonly file?: string | undefined;
+  /** Scopes given to file tokens that list none. */
+  readonly defaultScopes?: readonly string[];
+  /** How often the file's mtime is checked, at most. */
+  readonly recheckMs?: number;
+}
+
+export class TokenStore {
+  private fixed: StoredToken[];
+  private fromFile: StoredToken[] = [];
+  private fileMtimeMs = -1;
+  private checkedAt = 0;
+  private readonly file: string | undefined;
+  private readonly defaultScopes: readonly string[];
+  private readonly recheckMs: number;
+
+  constructor(options: TokenStoreOptions) {
+    this.file = options.file;
+    this.defaultScopes = options.defaultScopes ?? [];
+    this.recheckMs = options.recheckMs ?? 2000;
+    this.fixed = (options.tokens ?? []).filter((g) => g.token !== '').map(store);
+    if (this.file !== undefined) this.reload(true);
+  }
+
+  /** How many tokens are known now. */
+  get size(): number {
+    this.maybeReload();
+    return this.fixed.length + this.fromFile.length;
+  }
+
+  /** The scopes of `token`, or `undefined` when it is not a known token. */
+  verify(token: string): ReadonlySet<string> | undefined {
+    this.maybeReload();
+    const digest = sha256(token);
+    let found: ReadonlySet<string> | undefined;
+    for (const candidate of [...this.fixed, ...this.fromFile]) {
+      // No early exit: every comparison runs.
+      if (timingSafeEqual(candidate.digest, digest) && found === undefined) found = candidate.scopes;
+    }
+    return found;
+  }
+
+  private maybeReload(): void {
+    if (this.file === undefined) return;
+    const now = Date.now();
+    if (now - this.checkedAt < this.recheckMs) return;
+    this.checkedAt = now;
+    this.reload(false);
+  }
+
+  private reload(initial: boolean): void {
+    if (this.file === undefined) return;
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(this.file).mtimeMs;
+    } catch (error) {
+      // At start-up a missing file is a configuration error; later (a Secret being swapped) the
+      // last good tokens stay in force.
+      if (initial) throw new Error(`AUTH_TOKENS_FILE: cannot read ${this.file}: ${String(error)}`);
+      return;
+    }
+    if (mtimeMs === this.fileMtimeMs) return;
+    this.fromFile = parseTokensFile(readFileSync(this.file, 'utf8'), this.defaultScopes).map(store);
+    this.fileMtimeMs = mtimeMs;
+  }
+}
+
+export function parseTokensFile(text: string, defaultScopes: readonly string[]): TokenGrant[] {
+  const grants: TokenGrant[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const [token = '', scopeList] = line.split(/\s+/, 2);
+    const scopes = scopeList === undefined ? defaultScopes : scopeList.split(',').filter((s) => s !== '');
+    grants.push({ token, scopes });
+  }
+  return grants;
+}
+
+export interface AuthPolicy {
+  readonly tokens: TokenStore;
+  /** Scopes a token needs (any one of them); empty means any known token. `*` grants all. */
+  readonly scopes?: readonly string[];
+  /** Paths served without a token, exact or as a prefix ending in `/*`. */
+  readonly openPaths?: readonly string[];
+  /** The realm named in `WWW-Authenticate`. */
+  readonly realm: string;
+}
+
+export function authMiddleware(policy: AuthPolicy) {
+  const required = policy.scopes ?? [];
+  const isOpen = pathMatcher(policy.openPaths ?? []);
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (req.method === 'OPTIONS' || isOpen(req.path)) {
+      next();
+      return;
+    }
+    const header = req.headers.authorization;
+    const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const token = match?.[1];
+    if (token === undefined) {
+      next(
+        new UnauthorizedError('Missing bearer token: send the header "Authorization: Bearer <token>"', {
+          headers: { 'www-authenticate': `Bearer realm="${policy.realm}"` },
+        }),
+      );
+      return;
+    }
+    const scopes = policy.tokens.verify(token);
+    if (scopes === undefined) {
+      next(
+        new UnauthorizedError('Invalid bearer token', {
+          headers: { 'www-authenticate': `Bearer realm="${policy.realm}", error="invalid_token"` },
+        }),
+      );
+      return;
+    }
+    if (required.length > 0 && !scopes.has('*') && !required.some((s) => scopes.has(s))) {
+      next(
+        new ForbiddenError(`The token lacks the scope this service requires (${required.join(' or ')})`, {
+          code: 'insufficient_scope',
+          headers: {
+            'www-authenticate': `Bearer realm="${policy.realm}", error="insufficient_scope", scope="${required.join(' ')}"`,
+          },
+        }),
+      );
+      return;
+    }
+    next();
+  };
+}
+
+export function pathMatcher(patterns: readonly string[]): (path: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !p.endsWith('/*')));
+  const prefixes = patterns.filter((p) => p.endsWith('/*')).map((p) => p.slice(0, -1));
+  return (path) => exact.has(path) || prefixes.some((p) => path.startsWith(p) || `${path}/` === p);
+}
+
+function store(grant: TokenGrant): StoredToken {
+  return { digest: sha256(grant.token), scopes: new Set(grant.scopes) };
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+
+/**
+ * Configuration comes from the environment, is parsed once with zod at start-up, and a missing or
+ * bad value stops the service with a message that names the variable. Nothing reads `process.env`
+ * after this.
+ */
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Parses `env` with `schema`; empty strings count as unset so `FOO=` falls back to the default. */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.env): z.output<S> {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const name = issue.path.map(String).join('.') || '(environment)';
+    const given = typeof issue.path[0] === 'string' ? input[issue.path[0]] : undefined;
+    const suffix = given === undefined ? '' : ` (got ${JSON.stringify(given)})`;
+    const message =
+      issue.code === 'invalid_type' && given === undefined ? 'is required but not set' : issue.message;
+    return `${name}: ${message}${suffix}`;
+  });
+  throw new ConfigError(problems);
+}
+
+/** Field builders for environment variables (strings in, typed values out). */
+export const env = {
+  int(options: { min?: number; max?: number } = {}) {
+    const min = options.min ?? Number.MIN_SAFE_INTEGER;
+    const max = options.max ?? Number.MAX_SAFE_INTEGER;
+    return z
+      .string()
+      .regex(/^-?\d+$/, 'must be an integer')
+      .transform(Number)
+      .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+  },
+  number(options: { min?: number; max?: number } = {}) {
+    return z
+      .string()
+      .transform((s, ctx) => {
+        const n = Number(s);
+        if (!Number.isFinite(n)) ctx.addIssue({ code: 'custom', message: 'must be a number' });
+        return n;
+      })
+      .pipe(
+        z
+          .number()
+          .min(options.min ?? -Infinity)
+          .max(options.max ?? Infinity),
+      );
+  },
+  bool() {
+    return z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], 'must be true or false'))
+      .transform((s) => ['1', 'true', 'yes', 'on'].includes(s));
+  },
+  /** A size such as `10mb`, `512kb` or a plain number of bytes. */
+  bytes() {
+    return z.string().transform((s, ctx) => {
+      const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(s);
+      if (m?.[1] === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size such as 10mb, 512kb or 1048576' });
+        return z.NEVER;
+      }
+      const unit = (m[2] ?? 'b').toLowerCase();
+      const factor = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[unit] ?? 1;
+      return Math.floor(Number(m[1]) * factor);
+    });
+  },
+  url() {
+    return z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+  },
+};
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export interface KitDefaults {
+  readonly port: number;
+  readonly maxConcurrency: number;
+  readonly queueSize?: number;
+  readonly queueTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  readonly bodyLimit?: string;
+}
+
+/**
+ * The variables every service reads. A service extends this with its own:
+ * `kitConfigSchema({ port: 8001, maxConcurrency: 3 }).extend({ MODEL_PATH: z.string() })`.
+ */
+export function kitConfigSchema(defaults: KitDefaults) {
+  return z.object({
+    PORT: env.int({ min: 0, max: 65535 }).default(defaults.port),
+    HOST: z.string().default('0.0.0.0'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    /** Requests in work at once; more wait in the queue. */
+    MAX_CONCURRENCY: env.int({ min: 1, max: 1024 }).default(defaults.maxConcurrency),
+    /** Requests allowed to wait for a slot; past it, 429. */
+    QUEUE_SIZE: env.int({ min: 0, max: 100_000 }).default(defaults.queueSize ?? 64),
+    /** Longest wait for a slot before 429. */
+    QUEUE_TIMEOUT_MS: env.int({ min: 1 }).default(defaults.queueTimeoutMs ?? 60_000),
+    /** Deadline of one request, queue wait included; past it, 504 and the work is aborted. */
+    REQUEST_TIMEOUT_MS: env.int({ min: 1 }).default(defaults.requestTimeoutMs ?? 120_000),
+    /** Largest JSON or form body; past it, 413. */
+    BODY_LIMIT: env.bytes().default(parseBytes(defaults.bodyLimit ?? '1mb')),
+    /** Time allowed to drain in-flight requests on SIGTERM. */
+    SHUTDOWN_GRACE_MS: env.int({ min: 0 }).default(25_000),
+    /** A file of `<token> <scope>[,<scope>]` lines (a mounted Secret); re-read when it changes. */
+    AUTH_TOKENS_FILE: z.string().optional(),
+    NVIDIA_SMI_PATH: z.string().default('nvidia-smi'),
+    CUDA_VISIBLE_DEVICES: z.string().optional(),
+    MODELS_DIR: z.string().optional(),
+    MODEL_PATH: z.string().optional(),
+    DATA_DIR: z.string().optional(),
+  });
+}
+
+export type KitConfig = z.output<ReturnType<typeof kitConfigSchema>>;
+
+function parseBytes(s: string): number {
+  return env.bytes().parse(s);
+}

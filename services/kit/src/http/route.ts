@@ -1,0 +1,173 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { z } from 'zod';
+import { GatewayTimeoutError, ServiceUnavailableError, ValidationError, type FieldIssue } from '../errors.js';
+import type { ConcurrencyGate } from '../gate.js';
+import type { Logger } from '../logger.js';
+import type { Readiness } from '../readiness.js';
+import { requestContext } from './context.js';
+
+/**
+ * A route is declared once, with zod schemas for what it takes and returns; the same declaration
+ * validates requests (422 listing the failing fields), documents the route in OpenAPI, decides
+ * whether it passes the concurrency gate and whether it needs a token.
+ */
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseDoc {
+  readonly description: string;
+  readonly schema?: z.ZodType;
+  /** Defaults to application/json. */
+  readonly contentType?: string;
+}
+
+export interface HandlerContext<B, Q, P> {
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+  readonly req: Request;
+  readonly res: Response;
+  /** Aborted on the deadline (504) or when the client goes away: stop the work. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  readonly requestId: string;
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteDefinition<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+> {
+  readonly method: HttpMethod;
+  /** Express syntax: `/sessions/:session_id`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  readonly body?: B;
+  readonly query?: Q;
+  readonly params?: P;
+  /** The success response's JSON schema (status `status`, 200 by default). */
+  readonly response?: z.ZodType;
+  readonly status?: number;
+  /** Other documented responses, by status code. */
+  readonly responses?: Readonly<Record<number, ResponseDoc>>;
+  /** Passes the concurrency gate (and counts as work). Default: every method but GET. */
+  readonly gated?: boolean;
+  /** Answers 503 while the service is not ready. Default: same as `gated`. */
+  readonly requiresReady?: boolean;
+  /** `false` serves the route without a token. Default: the app's auth policy applies. */
+  readonly auth?: boolean;
+  /** Replaces the JSON/urlencoded body parsers, e.g. multer for multipart routes. */
+  readonly bodyParser?: readonly RequestHandler[];
+  /** A deadline shorter or longer than the app's, in ms. */
+  readonly timeoutMs?: number;
+  /**
+   * Returns the JSON body to send, or sends the response itself (streams, files) and returns
+   * nothing.
+   */
+  readonly handler: (ctx: HandlerContext<Out<B>, Out<Q>, Out<P>>) => unknown;
+}
+
+/** Identity function that infers the handler's types from the schemas. */
+export function defineRoute<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(definition: RouteDefinition<B, Q, P>): RouteDefinition<B, Q, P> {
+  return definition;
+}
+
+// The registry stores routes of any schema types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDefinition<any, any, any>;
+
+export interface RouteRuntime {
+  readonly gate: ConcurrencyGate;
+  readonly readiness: Readiness;
+  readonly sendError: (req: Request, res: Response, error: unknown) => void;
+}
+
+export function isGated(route: AnyRoute): boolean {
+  return route.gated ?? route.method !== 'get';
+}
+
+/** The final handler of a route: validate, wait for a slot, run, serialize. */
+export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
+  const gated = isGated(route);
+  const requiresReady = route.requiresReady ?? gated;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const ctx = requestContext(req);
+    if (route.timeoutMs !== undefined) {
+      const timer = setTimeout(() => {
+        ctx.abort(new GatewayTimeoutError(`The request exceeded the ${route.timeoutMs} ms deadline`));
+      }, route.timeoutMs);
+      res.once('close', () => clearTimeout(timer));
+    }
+    // The deadline answers at once, whether the work is waiting for a slot or running.
+    const onAbort = (): void => {
+      if (ctx.signal.reason instanceof GatewayTimeoutError && !res.headersSent) {
+        runtime.sendError(req, res, ctx.signal.reason);
+      }
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const input = parseInput(route, req);
+      if (requiresReady && !runtime.readiness.ready) {
+        throw new ServiceUnavailableError(`Service not ready: ${runtime.readiness.reason ?? 'starting'}`);
+      }
+      if (gated) {
+        const release = await runtime.gate.acquire(ctx.signal);
+        res.once('close', release);
+        if (res.closed) release();
+      }
+      const result: unknown = await route.handler({
+        ...input,
+        req,
+        res,
+        signal: ctx.signal,
+        log: ctx.log,
+        requestId: ctx.requestId,
+      });
+      if (result !== undefined && !res.headersSent && !ctx.signal.aborted) {
+        // A handler may set another status (e.g. 503 on /health) before returning its body.
+        if (res.statusCode === 200 && route.status !== undefined) res.status(route.status);
+        res.json(result);
+      }
+    } catch (error) {
+      if (res.headersSent) {
+        if (!res.writableEnded) res.end();
+        if (!ctx.signal.aborted) ctx.log.error({ err: error }, 'error after the response started');
+        return;
+      }
+      if (ctx.signal.aborted && !(ctx.signal.reason instanceof GatewayTimeoutError)) return; // client gone
+      next(error);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  };
+}
+
+function parseInput(route: AnyRoute, req: Request): { body: unknown; query: unknown; params: unknown } {
+  const issues: FieldIssue[] = [];
+  const parse = (schema: z.ZodType | undefined, value: unknown, loc: string): unknown => {
+    if (schema === undefined) return undefined;
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) {
+      issues.push({
+        loc: [loc, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
+        msg: issue.message,
+        type: issue.code,
+      });
+    }
+    return undefined;
+  };
+  const body = parse(route.body as z.ZodType | undefined, req.body ?? {}, 'body');
+  const query = parse(route.query as z.ZodType | undefined, req.query, 'query');
+  const params = parse(route.params as z.ZodType | undefined, req.params, 'path');
+  if (issues.length > 0) throw new ValidationError(issues);
+  return { body, query, params };
+}

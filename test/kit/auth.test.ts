@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+import { TokenStore, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
+import { startTestServer, type TestServer } from './helpers.js';
+
+const routes = [
+  defineRoute({ method: 'get', path: '/secret', summary: 'needs a token', handler: () => ({ ok: true }) }),
+  defineRoute({
+    method: 'post',
+    path: '/echo',
+    summary: 'echo',
+    body: z.object({ n: z.number() }),
+    handler: ({ body }) => ({ n: body.n }),
+  }),
+  defineRoute({ method: 'get', path: '/', summary: 'open', auth: false, handler: () => ({ open: true }) }),
+];
+
+describe('bearer auth over a real socket', () => {
+  let dir: string;
+  let tokensFile: string;
+  let srv: TestServer;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kit-auth-'));
+    tokensFile = join(dir, 'tokens');
+    writeFileSync(tokensFile, '# agent tokens\nagent-token ai_agent\nother-token llm\nall-token *\n');
+    const tokens = new TokenStore({
+      tokens: [{ token: 'env-token', scopes: ['ai_agent'] }],
+      file: tokensFile,
+      recheckMs: 0,
+    });
+    srv = await startTestServer({ routes, auth: { tokens, scopes: ['ai_agent'] } });
+  });
+  afterAll(async () => {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (path: string, token?: string) =>
+    fetch(`${srv.url}${path}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
+
+  it('answers 401 with WWW-Authenticate when the token is missing', async () => {
+    const res = await get('/secret');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="test"');
+    expect(await res.json()).toEqual({ detail: expect.stringContaining('Missing bearer token') });
+  });
+
+  it('answers 401 naming invalid_token when the token is wrong', async () => {
+    const res = await get('/secret', 'env-tokem');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('accepts the env token and file tokens with the required scope', async () => {
+    for (const token of ['env-token', 'agent-token', 'all-token']) {
+      const res = await get('/secret', token);
+      expect(res.status).toBe(200);
+    }
+  });
+
+  it('answers 403 insufficient_scope to a valid token without the scope', async () => {
+    const res = await get('/secret', 'other-token');
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toContain('insufficient_scope');
+  });
+
+  it('checks the token before reading the body', async () => {
+    const res = await fetch(`${srv.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'not json at all',
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it('leaves open routes and the kit probes, metrics and docs open', async () => {
+    for (const path of ['/', '/livez', '/readyz', '/metrics', '/openapi.json', '/docs']) {
+      const res = await get(path);
+      expect([200, 503]).toContain(res.status);
+    }
+  });
+
+  it('re-reads the tokens file when it changes', async () => {
+    expect((await get('/secret', 'rotated-token')).status).toBe(401);
+    writeFileSync(tokensFile, 'rotated-token ai_agent\n');
+    const later = new Date(Date.now() + 5000);
+    utimesSync(tokensFile, later, later);
+    expect((await get('/secret', 'rotated-token')).status).toBe(200);
+    expect((await get('/secret', 'agent-token')).status).toBe(401);
+    expect((await get('/secret', 'env-token')).status).toBe(200);
+  });
+});
+
+describe('parseTokensFile', () => {
+  it('reads tokens with scopes, default scopes, comments and blank lines', () => {
+    expect(parseTokensFile('# c\n\n a b,c \nd\r\n', ['x'])).toEqual([
+      { token: 'a', scopes: ['b', 'c'] },
+      { token: 'd', scopes: ['x'] },
+    ]);
+  });
+});
