@@ -4,7 +4,8 @@ export type { Logger } from 'pino';
 
 /**
  * Keys whose values are clinical data or secrets. Whatever object a log call carries, these are
- * replaced, at the top level and one or two levels down: prompts, messages, images, embeddings,
+ * replaced, at the top level and one level down (deeper paths cost every log call a traversal; a
+ * nested body is caught by its parent key, `body`, `messages` …): prompts, messages, images, embeddings,
  * patient text, transcripts, tokens, passwords, cookies.
  */
 export const REDACTED_KEYS = [
@@ -38,7 +39,7 @@ export const REDACTED_KEYS = [
 
 const REDACT_PATHS = REDACTED_KEYS.flatMap((k) => {
   const key = /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `["${k}"]`;
-  return [key.slice(key.startsWith('.') ? 1 : 0), `*${key}`, `*.*${key}`];
+  return [key.slice(key.startsWith('.') ? 1 : 0), `*${key}`];
 });
 
 export interface LoggerSettings {

@@ -40,10 +40,15 @@ export function contextMiddleware(options: ContextOptions) {
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     const controller = new AbortController();
+    let log: Logger | undefined;
     const ctx: RequestContext = {
       requestId,
       signal: controller.signal,
-      log: options.logger.child({ reqId: requestId }),
+      // A child logger costs a serialization of its bindings: made only when a handler logs.
+      get log() {
+        log ??= options.logger.child({ reqId: requestId });
+        return log;
+      },
       route: undefined,
       abort: (reason) => {
         if (!controller.signal.aborted) controller.abort(reason);

@@ -23,7 +23,7 @@ type JsonSchema = Record<string, unknown>;
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-  delete out.$schema;
+  delete out['$schema'];
   return out;
 }
 
@@ -52,13 +52,13 @@ const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 function parameters(schema: z.ZodType | undefined, where: 'query' | 'path'): unknown[] {
   if (schema === undefined) return [];
   const s = jsonSchema(schema, 'input');
-  const props = (s.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((s.required ?? []) as string[]);
+  const props = (s['properties'] ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((s['required'] ?? []) as string[]);
   return Object.entries(props).map(([name, prop]) => ({
     name,
     in: where,
     required: where === 'path' || required.has(name),
-    ...(typeof prop.description === 'string' ? { description: prop.description } : {}),
+    ...(typeof prop['description'] === 'string' ? { description: prop['description'] } : {}),
     schema: prop,
   }));
 }

