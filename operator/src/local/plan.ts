@@ -107,6 +107,8 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
     env['HOST'] = LOCAL_HOST;
     env['LOG_LEVEL'] = options.inherit?.LOG_LEVEL ?? 'info';
     env['CLINICALSUITE_HOME'] = options.home;
+    // The kit exits when its parent goes away, so a runner killed with SIGKILL leaves no orphans.
+    env['EXIT_WITH_PARENT'] = 'true';
     env['MODELS_DIR'] = modelsDir;
     env['DATA_DIR'] = dataDir;
     env['MAX_CONCURRENCY'] = String(spec?.concurrency ?? c.concurrency);

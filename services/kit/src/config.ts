@@ -120,6 +120,8 @@ export function kitConfigSchema(defaults: KitDefaults) {
     BODY_LIMIT: env.bytes().default(parseBytes(defaults.bodyLimit ?? '1mb')),
     /** Time allowed to drain in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: env.int({ min: 0 }).default(25_000),
+    /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */
+    EXIT_WITH_PARENT: env.bool().default(false),
     /** A file of `<token> <scope>[,<scope>]` lines (a mounted Secret); re-read when it changes. */
     AUTH_TOKENS_FILE: z.string().optional(),
     NVIDIA_SMI_PATH: z.string().default('nvidia-smi'),

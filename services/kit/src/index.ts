@@ -21,6 +21,7 @@ export {
 } from './auth.js';
 export { ConcurrencyGate, type GateOptions, type GateRejection } from './gate.js';
 export { Readiness } from './readiness.js';
+export { waitForModelFile, type WaitForModelFileOptions } from './model-file.js';
 export { createLogger, loggableUrl, REDACTED_KEYS, type Logger } from './logger.js';
 export { createMetrics, HTTP_DURATION_BUCKETS, type KitMetrics } from './metrics.js';
 export { requestContext, type RequestContext } from './http/context.js';

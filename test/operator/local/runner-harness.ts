@@ -22,6 +22,7 @@ import { stringify } from 'yaml';
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RUNNER_MAIN = join(REPO, 'operator', 'dist', 'local', 'main.js');
 const FIXTURE = join(REPO, 'test', 'fixtures', 'services', 'fixture-service.mjs');
+const KIT_FIXTURE = join(REPO, 'test', 'fixtures', 'services', 'kit-service.mjs');
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -36,7 +37,7 @@ function newestMtime(dir: string): number {
 export function assertRunnerBuilt(): void {
   const why = !existsSync(RUNNER_MAIN)
     ? 'is missing'
-    : statSync(RUNNER_MAIN).mtimeMs + 1000 < newestMtime(join(REPO, 'operator', 'src'))
+    : newestMtime(join(REPO, 'operator', 'dist')) + 1000 < newestMtime(join(REPO, 'operator', 'src'))
       ? 'is older than operator/src'
       : null;
   if (why) throw new Error(`${RUNNER_MAIN} ${why}: run \`npm run build\` first (\`npm test\` does)`);
@@ -137,6 +138,8 @@ export async function startRunner(options: {
     Record<string, unknown> | ((paths: { eventsFile: string; home: string }) => Record<string, unknown>);
   /** Component dirs to create as fixture services. */
   dirs: readonly string[];
+  /** Of those, the dirs whose fixture is built on the real service kit. */
+  kitDirs?: readonly string[];
   env?: Record<string, string>;
   args?: readonly string[];
 }): Promise<Harness> {
@@ -150,7 +153,7 @@ export async function startRunner(options: {
     mkdirSync(join(servicesDir, dir, 'dist'), { recursive: true });
     writeFileSync(
       join(servicesDir, dir, 'dist', 'main.js'),
-      `import ${JSON.stringify(pathToFileURL(FIXTURE).href)};\n`,
+      `import ${JSON.stringify(pathToFileURL(options.kitDirs?.includes(dir) ? KIT_FIXTURE : FIXTURE).href)};\n`,
     );
   }
   const suiteFile = join(root, 'suite.yaml');
@@ -257,3 +260,22 @@ export function isAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+export async function waitUntilDead(pids: readonly number[], timeoutMs = 3000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let alive = pids.filter(isAlive);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    alive = alive.filter(isAlive);
+  }
+  return alive;
+}
+
+export const eventsEnv = (file: string) => ({ name: 'FIXTURE_EVENTS_FILE', value: file });
+export const row = (rows: Map<string, TableRow>, name: string): TableRow => {
+  const found = rows.get(name);
+  if (!found) throw new Error(`no row ${name} in the table`);
+  return found;
+};
+export const allReady = (names: string[]) => (rows: Map<string, TableRow>) =>
+  names.every((n) => rows.get(n)?.state === 'ready');

@@ -3,7 +3,15 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { assertRunnerBuilt, isAlive, startRunner, type Harness, type TableRow } from './runner-harness.js';
+import {
+  allReady,
+  eventsEnv,
+  assertRunnerBuilt,
+  row,
+  startRunner,
+  waitUntilDead,
+  type Harness,
+} from './runner-harness.js';
 
 const harnesses: Harness[] = [];
 async function run(options: Parameters<typeof startRunner>[0]): Promise<Harness> {
@@ -16,25 +24,6 @@ beforeAll(() => assertRunnerBuilt());
 afterEach(() => {
   for (const h of harnesses.splice(0)) h.cleanup();
 });
-
-async function waitUntilDead(pids: readonly number[], timeoutMs = 3000): Promise<number[]> {
-  const deadline = Date.now() + timeoutMs;
-  let alive = pids.filter(isAlive);
-  while (alive.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    alive = alive.filter(isAlive);
-  }
-  return alive;
-}
-
-const eventsEnv = (file: string) => ({ name: 'FIXTURE_EVENTS_FILE', value: file });
-const row = (rows: Map<string, TableRow>, name: string): TableRow => {
-  const found = rows.get(name);
-  if (!found) throw new Error(`no row ${name} in the table`);
-  return found;
-};
-const allReady = (names: string[]) => (rows: Map<string, TableRow>) =>
-  names.every((n) => rows.get(n)?.state === 'ready');
 
 describe('local runner (real processes)', () => {
   it('starts in dependency order, restarts a killed service with backoff, stops everything on SIGINT', async () => {
@@ -90,6 +79,7 @@ describe('local runner (real processes)', () => {
         'HOST',
         'LOG_LEVEL',
         'CLINICALSUITE_HOME',
+        'EXIT_WITH_PARENT',
         'MODELS_DIR',
         'DATA_DIR',
         'MAX_CONCURRENCY',

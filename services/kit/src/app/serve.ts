@@ -68,6 +68,7 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
     return stopping;
   };
 
+  if (config.EXIT_WITH_PARENT) exitWithParent(() => shutdown('parent process exited'), options.exit !== false);
   for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const)) {
     process.once(signal, () => {
       void shutdown(signal).then(
@@ -82,4 +83,17 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
     });
   }
   return { server, port, url, shutdown };
+}
+
+/** Polls the parent pid: when the parent dies the process is re-parented and `ppid` changes. */
+function exitWithParent(shutdown: () => Promise<void>, exit: boolean): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    void shutdown().finally(() => {
+      if (exit) process.exit(0);
+    });
+  }, 1000);
+  timer.unref();
 }
