@@ -68,7 +68,8 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
     return stopping;
   };
 
-  if (config.EXIT_WITH_PARENT) exitWithParent(() => shutdown('parent process exited'), options.exit !== false);
+  if (config.EXIT_WITH_PARENT)
+    exitWithParent(() => shutdown('parent process exited'), options.exit !== false);
   for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const)) {
     process.once(signal, () => {
       void shutdown(signal).then(
