@@ -3,14 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { Readiness, TokenStore, defineRoute, openSse } from '@clinicalsuite/kit';
-import { deferred, sleep, startTestServer, waitFor, type TestServer } from './helpers.js';
-
-function ready(): Readiness {
-  const r = new Readiness();
-  r.setReady();
-  return r;
-}
+import { TokenStore, defineRoute, openSse } from '@clinicalsuite/kit';
+import { type TestServer, deferred, ready, sleep, startTestServer, waitFor } from './helpers.js';
 
 describe('SSE', () => {
   let srv: TestServer;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ConcurrencyGate, Readiness, defineRoute } from '@clinicalsuite/kit';
-import { deferred, sleep, startTestServer, waitFor, type TestServer } from './helpers.js';
+import { type TestServer, deferred, ready, sleep, startTestServer, waitFor } from './helpers.js';
 
 describe('ConcurrencyGate', () => {
   it('admits up to the limit, queues in order, and hands slots over on release', async () => {
@@ -172,9 +172,3 @@ describe('the gate, readiness and deadlines over a real socket', () => {
     hold.resolve();
   });
 });
-
-function ready(): Readiness {
-  const r = new Readiness();
-  r.setReady();
-  return r;
-}

@@ -4,6 +4,7 @@ import {
   createLogger,
   kitConfigSchema,
   loadConfig,
+  Readiness,
   serve,
   type AppOptions,
   type KitApp,
@@ -73,4 +74,11 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await sleep(10);
   }
+}
+
+/** A readiness that is already ready. */
+export function ready(): Readiness {
+  const r = new Readiness();
+  r.setReady();
+  return r;
 }

@@ -94,10 +94,7 @@ export class TooManyRequestsError extends HttpError {
   readonly code = 'rate_limit_exceeded';
   override readonly openaiType = 'rate_limit_error';
   constructor(message: string, retryAfterSeconds: number, options: HttpErrorOptions = {}) {
-    super(message, {
-      ...options,
-      headers: { ...options.headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-    });
+    super(message, withRetryAfter(options, retryAfterSeconds));
   }
 }
 
@@ -118,10 +115,7 @@ export class ServiceUnavailableError extends HttpError {
   readonly code = 'service_unavailable';
   override readonly openaiType = 'server_error';
   constructor(message: string, retryAfterSeconds = 5, options: HttpErrorOptions = {}) {
-    super(message, {
-      ...options,
-      headers: { ...options.headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-    });
+    super(message, withRetryAfter(options, retryAfterSeconds));
   }
 }
 
@@ -141,6 +135,13 @@ export class ClientClosedRequestError extends HttpError {
   constructor() {
     super('The client closed the connection before the response was complete');
   }
+}
+
+function withRetryAfter(options: HttpErrorOptions, seconds: number): HttpErrorOptions {
+  return {
+    ...options,
+    headers: { ...options.headers, 'retry-after': String(Math.max(1, Math.ceil(seconds))) },
+  };
 }
 
 function describeIssues(issues: readonly FieldIssue[]): string {

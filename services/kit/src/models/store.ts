@@ -74,15 +74,7 @@ export async function fetchModel(
   };
   return withDestinationLock(dest, lockOptions, async (assertHeld) => {
     const existing = await checkExisting(dest, expected);
-    if (existing.state === 'present') {
-      return {
-        path: dest,
-        sizeBytes: existing.sizeBytes,
-        sha256: existing.sha256,
-        downloaded: false,
-        source: undefined,
-      };
-    }
+    if (existing.state === 'present') return alreadyPresent(dest, existing);
     if (existing.state === 'mismatch') {
       log.warn(
         { path: dest, expected, actual: existing.sha256 },
@@ -224,15 +216,7 @@ export async function ensureModel(entry: ModelEntry, options: EnsureOptions): Pr
   const dest = options.dest ?? resolveModelPath(options.modelsDir, entry);
   const log = options.log ?? NO_LOG;
   const existing = await checkExisting(dest, entry.sha256);
-  if (existing.state === 'present') {
-    return {
-      path: dest,
-      sizeBytes: existing.sizeBytes,
-      sha256: existing.sha256,
-      downloaded: false,
-      source: undefined,
-    };
-  }
+  if (existing.state === 'present') return alreadyPresent(dest, existing);
   const failures: SourceFailure[] = [];
   for (const source of entry.sources) {
     const { label } = describeSource(source);
@@ -253,4 +237,17 @@ export async function ensureModel(entry: ModelEntry, options: EnsureOptions): Pr
     }
   }
   throw new ModelFetchError(entry.id, dest, failures, entry.sha256);
+}
+
+function alreadyPresent(
+  path: string,
+  existing: { sizeBytes: number; sha256: string | undefined },
+): FetchResult {
+  return {
+    path,
+    sizeBytes: existing.sizeBytes,
+    sha256: existing.sha256,
+    downloaded: false,
+    source: undefined,
+  };
 }
