@@ -1,0 +1,133 @@
+import { basename } from 'node:path';
+import {
+  Readiness,
+  TokenStore,
+  buildApp,
+  type ConcurrencyGate,
+  type KitApp,
+  type Logger,
+  createLogger,
+} from '@clinicalsuite/kit';
+import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import type { LlmEngine } from './adapters/engine.js';
+import { loadLlamaEngine } from './adapters/llama-engine.js';
+import { ModelHost } from './adapters/model-host.js';
+import type { LlmConfig } from './config.js';
+import { createLlmMetrics, type LlmMetrics } from './metrics.js';
+import { chatCompletionsRoute } from './routes/chat-completions.js';
+import { chatRoute } from './routes/chat.js';
+import { healthRouteFor, modelsRoute, statusRoute } from './routes/info.js';
+import type { LlmRuntime } from './routes/runtime.js';
+
+export const SERVICE = 'llm';
+export const VERSION = '0.1.0';
+
+export interface LlmAppDeps {
+  readonly config: LlmConfig;
+  readonly logger?: Logger;
+  /** Loads the model (default: node-llama-cpp with the config's threads, GPU and context). */
+  readonly load?: (path: string) => Promise<LlmEngine>;
+  readonly gpu?: GpuStatusReader;
+  readonly now?: () => Date;
+  /** Process metrics (default on). */
+  readonly processMetrics?: boolean;
+}
+
+export interface LlmService {
+  readonly kit: KitApp;
+  /** Waits for the model file and loads it; `start()` after listening. */
+  readonly host: ModelHost;
+}
+
+/** The text LLM's app, not listening and with the model not yet loading (call `host.start()`). */
+export function buildLlmApp(deps: LlmAppDeps): LlmService {
+  const { config } = deps;
+  const logger = deps.logger ?? createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+  const readiness = new Readiness('starting: the model loads after the server listens');
+  const gpu =
+    deps.gpu ??
+    new GpuStatusReader({
+      binary: config.NVIDIA_SMI_PATH,
+      ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
+    });
+  const host = new ModelHost({
+    modelPath: config.modelPath,
+    readiness,
+    logger,
+    pollMs: config.MODEL_POLL_MS,
+    load: deps.load ?? defaultLoader(config, logger),
+  });
+  const tokens = new TokenStore({
+    tokens: config.API_TOKEN === undefined ? [] : [{ token: config.API_TOKEN, scopes: [] }],
+    file: config.AUTH_TOKENS_FILE,
+  });
+
+  const built: { value?: { gate: ConcurrencyGate; metrics: LlmMetrics } } = {};
+  const late = (): { gate: ConcurrencyGate; metrics: LlmMetrics } => {
+    if (built.value === undefined) throw new Error('the app is not built yet');
+    return built.value;
+  };
+  const file = basename(config.modelPath);
+  const rt: LlmRuntime = {
+    config,
+    host,
+    now: deps.now ?? (() => new Date()),
+    startedAt: (deps.now ?? (() => new Date()))(),
+    get gate() {
+      return late().gate;
+    },
+    get metrics() {
+      return late().metrics;
+    },
+    modelNames: () => [config.MODEL_ALIAS, file, file.replace(/\.gguf$/i, '')],
+  };
+
+  const kit = buildApp({
+    service: SERVICE,
+    title: 'ClinicalSuite text LLM',
+    version: VERSION,
+    description:
+      'The spec’s text LLM (`alpha2_service`): `/chat` and OpenAI-compatible `/v1/chat/completions` on ' +
+      'node-llama-cpp. Every route but the probes needs `Authorization: Bearer <API_TOKEN>`.',
+    config,
+    readiness,
+    logger,
+    gpu,
+    auth: { tokens },
+    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    routes: [
+      healthRouteFor(rt, readiness),
+      statusRoute(rt, readiness, gpu),
+      modelsRoute(rt),
+      chatRoute(rt),
+      chatCompletionsRoute(rt),
+    ],
+  });
+  built.value = {
+    gate: kit.gate,
+    metrics: createLlmMetrics(kit.metrics, {
+      running: () => kit.gate.running,
+      waiting: () => kit.gate.waiting,
+      kvCacheUsage: () => {
+        const engine = host.engine;
+        if (engine === undefined) return 0;
+        return engine.contextTokensInUse() / (engine.contextSize * config.MAX_CONCURRENCY);
+      },
+    }),
+  };
+  return { kit, host };
+}
+
+function defaultLoader(config: LlmConfig, logger: Logger): (path: string) => Promise<LlmEngine> {
+  return (path) =>
+    loadLlamaEngine({
+      modelPath: path,
+      sequences: config.MAX_CONCURRENCY + config.spareSequences,
+      contextSize: config.CONTEXT_SIZE,
+      threads: config.threads,
+      gpu: config.GPU === 'false' ? false : config.GPU,
+      gpuLayers: config.GPU_LAYERS,
+      batchSize: config.BATCH_SIZE,
+      log: (level, message) => logger[level]({ component: 'llama.cpp' }, message),
+    });
+}

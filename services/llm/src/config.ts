@@ -1,0 +1,72 @@
+import { availableParallelism } from 'node:os';
+import { ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
+import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
+import { z } from 'zod';
+
+/**
+ * The text LLM's configuration: the kit's variables (the spec's limits as defaults: 3 in work,
+ * 600 s deadline, 10 MB bodies) and the model's. Parsed once, at start-up.
+ */
+
+export const DEFAULT_MODEL_ALIAS = 'alpha-2-9b-it';
+
+export const llmConfigSchema = kitConfigSchema({
+  port: 8001,
+  maxConcurrency: 3,
+  queueSize: 64,
+  // A slot can be held for minutes by one generation: waiting is bounded by the deadline instead.
+  queueTimeoutMs: 600_000,
+  requestTimeoutMs: 600_000,
+  bodyLimit: '10mb',
+}).extend({
+  /** The one bearer token clients send (the spec's API_TOKEN); AUTH_TOKENS_FILE may add more. */
+  API_TOKEN: z.string().optional(),
+  /** The model name clients use; mapped to whatever GGUF is mounted. */
+  MODEL_ALIAS: z.string().min(1).default(DEFAULT_MODEL_ALIAS),
+  /** Tokens per sequence (one sequence per concurrency slot): prompt plus completion must fit. */
+  CONTEXT_SIZE: env.int({ min: 64, max: 1_048_576 }).default(4096),
+  /** CPU threads for llama.cpp; default: the cores this process may use. Never more than cores. */
+  THREADS: env.int({ min: 1, max: 1024 }).optional(),
+  /** Layers offloaded to the GPU: a number, `max`, or `auto` (as many as fit). */
+  GPU_LAYERS: z.union([z.enum(['auto', 'max']), env.int({ min: 0, max: 100_000 })]).default('auto'),
+  /** GPU backend: `auto` (CUDA/Vulkan/Metal when present), `cuda`, `vulkan`, or `false` for CPU only. */
+  GPU: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'false']).default('auto'),
+  /** Logical batch size of the context (tokens decoded per step, all sequences together). */
+  BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
+  /**
+   * Extra context sequences beyond MAX_CONCURRENCY (default: as many again): a finished request's
+   * sequence is reclaimed only when no other is generating, so spares keep new requests from
+   * waiting for that. Each costs CONTEXT_SIZE tokens of KV cache.
+   */
+  SPARE_SEQUENCES: env.int({ min: 0, max: 1024 }).optional(),
+  /** How often a missing model file is looked for again. */
+  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+});
+
+export type LlmConfig = z.output<typeof llmConfigSchema> & {
+  /** MODEL_PATH, or the manifest's `llm` file under MODELS_DIR. */
+  readonly modelPath: string;
+  readonly threads: number;
+  readonly spareSequences: number;
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadLlmConfig(source: Env = process.env): LlmConfig {
+  const config = loadConfig(llmConfigSchema, source);
+  if (config.API_TOKEN === undefined && config.AUTH_TOKENS_FILE === undefined) {
+    throw new ConfigError([
+      'API_TOKEN: is required but not set (or give AUTH_TOKENS_FILE): every request, /health included, needs a bearer token',
+    ]);
+  }
+  const entry = MODEL_MANIFEST['llm'];
+  if (entry === undefined) throw new Error('the model manifest lacks the "llm" entry');
+  const modelPath =
+    config.MODEL_PATH ?? resolveModelPath(config.MODELS_DIR ?? defaultModelsDir(source), entry);
+  return {
+    ...config,
+    modelPath,
+    threads: config.THREADS ?? availableParallelism(),
+    spareSequences: config.SPARE_SEQUENCES ?? config.MAX_CONCURRENCY,
+  };
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { defineRoute, openSse, renderErrorBody, toHttpError, type AnyRoute } from '@clinicalsuite/kit';
+import {
+  chatCompletion,
+  chunk,
+  completionId,
+  usageChunk,
+  type CompletionMeta,
+} from '../domain/completions.js';
+import {
+  checkModelName,
+  checkSupported,
+  generationParams,
+  requestedMaxTokens,
+  toTurns,
+} from '../domain/requests.js';
+import {
+  ChatCompletionChunkSchema,
+  ChatCompletionRequestSchema,
+  ChatCompletionSchema,
+} from '../schemas/chat-completions.js';
+import { prepareGeneration, runGeneration } from './generation.js';
+import { arrivalOf, bodyParserWithArrival, type LlmRuntime } from './runtime.js';
+
+export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/v1/chat/completions',
+    summary: 'OpenAI-compatible chat completions, streamed (SSE) or not',
+    description:
+      'Works with the official OpenAI SDKs. `stream: true` answers `chat.completion.chunk` events ending ' +
+      'with `data: [DONE]`; `stream_options.include_usage` adds a last chunk with the usage. ' +
+      '`response_format` with a JSON schema constrains the output with a grammar. Prompt plus ' +
+      '`max_tokens` must fit the context (400 otherwise).',
+    tags: ['chat'],
+    body: ChatCompletionRequestSchema,
+    response: ChatCompletionSchema,
+    responses: {
+      400: {
+        description: 'Invalid parameters, unsupported feature, or prompt + max_tokens over the context',
+      },
+      404: { description: 'Unknown model name' },
+      200: {
+        description: 'With `stream: true`: server-sent `chat.completion.chunk` events, then `data: [DONE]`',
+        schema: ChatCompletionChunkSchema,
+        contentType: 'text/event-stream',
+      },
+    },
+    bodyParser: bodyParserWithArrival(rt.config.BODY_LIMIT),
+    handler: async ({ body, req, res, signal }) => {
+      const startedAt = performance.now();
+      const timing = { arrivedAt: arrivalOf(req), startedAt };
+      const engine = rt.host.require();
+      checkSupported(body);
+      checkModelName(body.model, rt.modelNames());
+      const prepared = prepareGeneration(
+        engine,
+        toTurns(body.messages),
+        requestedMaxTokens(body),
+        (maxTokens) => generationParams(body, maxTokens),
+      );
+      const meta: CompletionMeta = {
+        id: completionId(randomUUID()),
+        created: Math.floor(rt.now().getTime() / 1000),
+        model: body.model,
+      };
+      if (body.stream !== true) {
+        const { result, usage } = await runGeneration(engine, rt.metrics, prepared, timing, signal);
+        return chatCompletion(meta, result.text, result.finishReason, usage);
+      }
+
+      const includeUsage = body.stream_options?.include_usage === true;
+      const sse = openSse(req, res);
+      void sse.send(chunk(meta, { role: 'assistant', content: '' }, null, includeUsage));
+      try {
+        const { result, usage } = await runGeneration(
+          engine,
+          rt.metrics,
+          prepared,
+          timing,
+          signal,
+          (text) => {
+            if (text !== '') void sse.send(chunk(meta, { content: text }, null, includeUsage));
+          },
+        );
+        await sse.send(chunk(meta, {}, result.finishReason, includeUsage));
+        if (includeUsage) await sse.send(usageChunk(meta, usage));
+        sse.done();
+      } catch (error) {
+        if (sse.closed || signal.aborted) return undefined; // client gone, or the deadline ended it
+        sse.fail(error, renderErrorBody(toHttpError(error), req.path, 'detail'));
+      }
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,98 @@
+import { basename } from 'node:path';
+import { defineRoute, healthRoute, type AnyRoute, type Readiness } from '@clinicalsuite/kit';
+import { summarizeGpu, type GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import { BACKEND, SERVICE_NAME, healthBody, isoWithoutZone } from '../domain/health.js';
+import { ModelListSchema } from '../schemas/chat-completions.js';
+import { HealthSchema, StatusSchema, type Status } from '../schemas/health.js';
+import type { LlmRuntime } from './runtime.js';
+
+/** `/health` (the spec's body, 503 until the model is loaded), `/status` and `/v1/models`. */
+
+export function healthRouteFor(rt: LlmRuntime, readiness: Readiness): AnyRoute {
+  return healthRoute({
+    readiness,
+    schema: HealthSchema,
+    body: (ready, reason) =>
+      healthBody({
+        ready,
+        reason,
+        model: rt.config.MODEL_ALIAS,
+        loading: rt.host.state === 'loading',
+        now: rt.now(),
+      }),
+  });
+}
+
+export function statusRoute(rt: LlmRuntime, readiness: Readiness, gpu: GpuStatusReader): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/status',
+    summary: 'Service status: model, context, slots in use, queue, uptime, GPU',
+    tags: ['probes'],
+    response: StatusSchema,
+    handler: async (): Promise<Status> => {
+      const engine = rt.host.engine;
+      const d = engine?.description;
+      const now = rt.now();
+      const state = rt.host.state;
+      return {
+        service: SERVICE_NAME,
+        status: readiness.ready
+          ? 'ready'
+          : state === 'loading'
+            ? 'loading'
+            : state === 'failed'
+              ? 'failed'
+              : 'not_ready',
+        reason: readiness.reason ?? null,
+        backend: { name: BACKEND, version: d?.backendVersion ?? 'not loaded', gpu: d?.gpu ?? null },
+        model: {
+          id: rt.config.MODEL_ALIAS,
+          path: rt.config.modelPath,
+          file: basename(rt.config.modelPath),
+          loaded: engine !== undefined,
+          size_bytes: d?.sizeBytes ?? null,
+          architecture: d?.architecture ?? null,
+          name: d?.name ?? null,
+          chat_template: d?.chatTemplate ?? null,
+        },
+        context_size: engine?.contextSize ?? rt.config.CONTEXT_SIZE,
+        threads: rt.config.threads,
+        gpu_layers: d?.gpuLayers ?? rt.config.GPU_LAYERS,
+        slots: {
+          total: rt.gate.limit,
+          in_use: rt.gate.running,
+          waiting: rt.gate.waiting,
+          queue_capacity: rt.gate.queueSize,
+        },
+        context_tokens_in_use: engine?.contextTokensInUse() ?? 0,
+        uptime_seconds: Math.max(0, Math.round((now.getTime() - rt.startedAt.getTime()) / 1000)),
+        timestamp: isoWithoutZone(now),
+        gpu: summarizeGpu(await gpu.read()),
+      };
+    },
+  });
+}
+
+export function modelsRoute(rt: LlmRuntime): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/v1/models',
+    summary: 'The model this service serves, by the name clients use',
+    tags: ['chat'],
+    response: ModelListSchema,
+    handler: () => ({
+      object: 'list' as const,
+      data: [
+        {
+          id: rt.config.MODEL_ALIAS,
+          object: 'model' as const,
+          created: Math.floor(rt.startedAt.getTime() / 1000),
+          owned_by: 'clinicalsuite',
+          root: basename(rt.config.modelPath),
+          max_model_len: rt.host.engine?.contextSize ?? rt.config.CONTEXT_SIZE,
+        },
+      ],
+    }),
+  });
+}

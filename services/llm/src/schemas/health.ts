@@ -1,0 +1,51 @@
+import { GpuSummarySchema } from '@clinicalsuite/kit/gpu';
+import { z } from 'zod';
+
+export const HealthSchema = z.object({
+  status: z.enum(['healthy', 'unhealthy']),
+  service: z.literal('alpha2_service'),
+  vllm_server: z
+    .enum(['healthy', 'loading', 'unavailable'])
+    .describe('The model backend (the spec keeps vLLM’s name)'),
+  model: z.string(),
+  timestamp: z.string().describe('ISO 8601 without zone (UTC)'),
+  backend: z.literal('node-llama-cpp'),
+  reason: z.string().optional().describe('Why not ready, when not'),
+});
+
+export const StatusSchema = z.object({
+  service: z.literal('alpha2_service'),
+  status: z.enum(['ready', 'loading', 'not_ready', 'failed']),
+  reason: z.string().nullable(),
+  backend: z.object({ name: z.literal('node-llama-cpp'), version: z.string(), gpu: z.string().nullable() }),
+  model: z.object({
+    id: z.string(),
+    path: z.string(),
+    file: z.string(),
+    loaded: z.boolean(),
+    size_bytes: z.number().int().nullable(),
+    architecture: z.string().nullable(),
+    name: z.string().nullable(),
+    chat_template: z
+      .object({
+        source: z.enum(['gguf', 'fallback']),
+        wrapper: z.string(),
+        note: z.string().nullable(),
+      })
+      .nullable(),
+  }),
+  context_size: z.number().int(),
+  threads: z.number().int(),
+  gpu_layers: z.union([z.number().int(), z.string()]),
+  slots: z.object({
+    total: z.number().int(),
+    in_use: z.number().int(),
+    waiting: z.number().int(),
+    queue_capacity: z.number().int(),
+  }),
+  context_tokens_in_use: z.number().int(),
+  uptime_seconds: z.number(),
+  timestamp: z.string(),
+  gpu: GpuSummarySchema,
+});
+export type Status = z.infer<typeof StatusSchema>;

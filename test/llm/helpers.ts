@@ -1,0 +1,98 @@
+import { Writable } from 'node:stream';
+import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
+import { buildLlmApp, type LlmService } from '../../services/llm/src/app.js';
+import { loadLlmConfig, type LlmConfig } from '../../services/llm/src/config.js';
+import { ensureTinyLlamaGguf } from '../fixtures/models/tiny-llama-gguf.js';
+
+export const TOKEN = 'test-token-llm';
+
+export interface LlmTestServer {
+  readonly service: LlmService;
+  readonly config: LlmConfig;
+  readonly server: RunningServer;
+  readonly url: string;
+  readonly logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** The tiny generated model (written once per machine into the temp dir). */
+export function tinyModelPath(): string {
+  return ensureTinyLlamaGguf();
+}
+
+/**
+ * The text LLM on an ephemeral loopback port with the tiny model, one thread (the tiny model is
+ * 20-40x slower with two threads on two busy cores), no GPU. `start: false` leaves the model unloaded.
+ */
+export async function startLlm(
+  env: Record<string, string> = {},
+  options: { start?: boolean; waitReady?: boolean } = {},
+): Promise<LlmTestServer> {
+  const config = loadLlmConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_TOKEN: TOKEN,
+    MODEL_PATH: tinyModelPath(),
+    THREADS: '1',
+    GPU: 'false',
+    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    MODEL_POLL_MS: '25',
+    SHUTDOWN_GRACE_MS: '1000',
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  const service = buildLlmApp({
+    config,
+    logger: createLogger({ service: 'llm', level: config.LOG_LEVEL, destination }),
+    processMetrics: false,
+  });
+  const server = await serve(service.kit, {
+    signals: [],
+    exit: false,
+    onShutdown: () => service.host.close(),
+  });
+  if (options.start !== false) {
+    service.host.start();
+    if (options.waitReady !== false) await service.host.settled();
+  }
+  return { service, config, server, url: server.url, logs, close: () => server.shutdown('test finished') };
+}
+
+export const auth = { authorization: `Bearer ${TOKEN}` };
+
+export async function post(url: string, body: unknown, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify(body),
+    ...init,
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** Reads an SSE body into its `data:` payloads. */
+export async function sseEvents(res: Response): Promise<string[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice('data: '.length));
+}
