@@ -33,15 +33,7 @@ export async function startTestServer(
     LOG_LEVEL: 'debug',
     ...env,
   });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
+  const { logs, destination } = captureLogs();
   const service = options.service ?? 'test';
   const kit = buildApp({
     service,
@@ -81,4 +73,18 @@ export function ready(): Readiness {
   const r = new Readiness();
   r.setReady();
   return r;
+}
+
+/** A pino destination that keeps every log line, parsed, for assertions on what was logged. */
+export function captureLogs(): { logs: Record<string, unknown>[]; destination: Writable } {
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  return { logs, destination };
 }

@@ -1,8 +1,8 @@
-import { Writable } from 'node:stream';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildLlmApp, type LlmService } from '../../services/llm/src/app.js';
 import { loadLlmConfig, type LlmConfig } from '../../services/llm/src/config.js';
 import { ensureTinyLlamaGguf } from '../fixtures/models/tiny-llama-gguf.js';
+import { captureLogs } from '../kit/helpers.js';
 
 export const TOKEN = 'test-token-llm';
 
@@ -41,15 +41,7 @@ export async function startLlm(
     LOG_LEVEL: 'debug',
     ...env,
   });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
+  const { logs, destination } = captureLogs();
   const service = buildLlmApp({
     config,
     logger: createLogger({ service: 'llm', level: config.LOG_LEVEL, destination }),
