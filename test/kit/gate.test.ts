@@ -48,6 +48,7 @@ describe('the gate, readiness and deadlines over a real socket', () => {
   it('runs N at once, makes the (N+1)th wait, and refuses the overflow with 429 + Retry-After', async () => {
     const hold = deferred();
     let started = 0;
+    const queuedMs: number[] = [];
     srv = await startTestServer(
       {
         routes: [
@@ -55,8 +56,9 @@ describe('the gate, readiness and deadlines over a real socket', () => {
             method: 'post',
             path: '/work',
             summary: 'held work',
-            handler: async () => {
+            handler: async ({ receivedAt, admittedAt }) => {
               started += 1;
+              queuedMs.push(admittedAt - receivedAt);
               await hold.promise;
               return { ok: true };
             },
@@ -81,6 +83,9 @@ describe('the gate, readiness and deadlines over a real socket', () => {
     const statuses = await Promise.all([...first, third].map(async (p) => (await p).status));
     expect(statuses).toEqual([200, 200, 200]);
     expect(started).toBe(3);
+    // The handler can tell how long each request queued: only the third waited (50 ms and more).
+    expect(queuedMs.slice(0, 2).every((ms) => ms < 50)).toBe(true);
+    expect(queuedMs[2]).toBeGreaterThanOrEqual(50);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
     expect(metrics).toMatch(/clinicalsuite_gate_rejections_total\{reason="queue_full",service="test"\} 1/);
   });

@@ -1,4 +1,4 @@
-export { buildApp, type AppOptions, type AuthOptions, type KitApp } from './app/build-app.js';
+export { buildApp, type AppOptions, type AuthOptions, type KitApp, type KitParts } from './app/build-app.js';
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { runMain } from './main-helpers.js';
 export {

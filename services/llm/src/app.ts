@@ -1,19 +1,11 @@
 import { basename } from 'node:path';
-import {
-  Readiness,
-  TokenStore,
-  buildApp,
-  type ConcurrencyGate,
-  type KitApp,
-  type Logger,
-  createLogger,
-} from '@clinicalsuite/kit';
+import { Readiness, TokenStore, buildApp, type KitApp, type Logger, createLogger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { LlmEngine } from './adapters/engine.js';
 import { loadLlamaEngine } from './adapters/llama-engine.js';
 import { ModelHost } from './adapters/model-host.js';
 import type { LlmConfig } from './config.js';
-import { createLlmMetrics, type LlmMetrics } from './metrics.js';
+import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
 import { chatRoute } from './routes/chat.js';
 import { healthRouteFor, modelsRoute, statusRoute } from './routes/info.js';
@@ -62,26 +54,9 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     file: config.AUTH_TOKENS_FILE,
   });
 
-  const built: { value?: { gate: ConcurrencyGate; metrics: LlmMetrics } } = {};
-  const late = (): { gate: ConcurrencyGate; metrics: LlmMetrics } => {
-    if (built.value === undefined) throw new Error('the app is not built yet');
-    return built.value;
-  };
   const file = basename(config.modelPath);
-  const rt: LlmRuntime = {
-    config,
-    host,
-    now: deps.now ?? (() => new Date()),
-    startedAt: (deps.now ?? (() => new Date()))(),
-    get gate() {
-      return late().gate;
-    },
-    get metrics() {
-      return late().metrics;
-    },
-    modelNames: () => [config.MODEL_ALIAS, file, file.replace(/\.gguf$/i, '')],
-  };
-
+  const now = deps.now ?? (() => new Date());
+  const startedAt = now();
   const kit = buildApp({
     service: SERVICE,
     title: 'ClinicalSuite text LLM',
@@ -95,26 +70,33 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     gpu,
     auth: { tokens },
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
-    routes: [
-      healthRouteFor(rt, readiness),
-      statusRoute(rt, readiness, gpu),
-      modelsRoute(rt),
-      chatRoute(rt),
-      chatCompletionsRoute(rt),
-    ],
+    routes: ({ gate, metrics }) => {
+      const rt: LlmRuntime = {
+        config,
+        host,
+        now,
+        startedAt,
+        gate,
+        metrics: createLlmMetrics(metrics, {
+          running: () => gate.running,
+          waiting: () => gate.waiting,
+          kvCacheUsage: () => {
+            const engine = host.engine;
+            if (engine === undefined) return 0;
+            return engine.contextTokensInUse() / (engine.contextSize * config.MAX_CONCURRENCY);
+          },
+        }),
+        modelNames: () => [config.MODEL_ALIAS, file, file.replace(/\.gguf$/i, '')],
+      };
+      return [
+        healthRouteFor(rt, readiness),
+        statusRoute(rt, readiness, gpu),
+        modelsRoute(rt),
+        chatRoute(rt),
+        chatCompletionsRoute(rt),
+      ];
+    },
   });
-  built.value = {
-    gate: kit.gate,
-    metrics: createLlmMetrics(kit.metrics, {
-      running: () => kit.gate.running,
-      waiting: () => kit.gate.waiting,
-      kvCacheUsage: () => {
-        const engine = host.engine;
-        if (engine === undefined) return 0;
-        return engine.contextTokensInUse() / (engine.contextSize * config.MAX_CONCURRENCY);
-      },
-    }),
-  };
   return { kit, host };
 }
 

@@ -33,7 +33,11 @@ export interface AppOptions {
   readonly version: string;
   readonly description?: string;
   readonly config: KitConfig;
-  readonly routes: readonly AnyRoute[];
+  /**
+   * The service's routes, or a function that makes them from the app's parts (for routes that
+   * report the gate or register their own metrics).
+   */
+  readonly routes: readonly AnyRoute[] | ((parts: KitParts) => readonly AnyRoute[]);
   readonly readiness?: Readiness;
   /** Omit for a service without credentials. */
   readonly auth?: AuthOptions;
@@ -48,6 +52,15 @@ export interface AppOptions {
   readonly gpuStatusPath?: string;
   /** Process metrics; default on. */
   readonly processMetrics?: boolean;
+}
+
+/** What routes may use of the app they belong to. */
+export interface KitParts {
+  readonly gate: ConcurrencyGate;
+  readonly metrics: KitMetrics;
+  readonly readiness: Readiness;
+  readonly gpu: GpuStatusReader;
+  readonly logger: Logger;
 }
 
 export interface KitApp {
@@ -92,7 +105,9 @@ export function buildApp(options: AppOptions): KitApp {
   const routes = [
     ...kitRoutes(readiness, metrics),
     ...(options.gpuStatusPath === undefined ? [] : [gpuStatusRoute(options.gpuStatusPath, gpu)]),
-    ...options.routes,
+    ...(typeof options.routes === 'function'
+      ? options.routes({ gate, metrics, readiness, gpu, logger })
+      : options.routes),
   ];
   const openapi = buildOpenApiDocument(routes, {
     title: options.title,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { ClientClosedRequestError, GatewayTimeoutError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -14,6 +15,10 @@ export interface RequestContext {
   readonly log: Logger;
   /** Route template (`/sessions/:id`) once a route matched, for metrics and logs. */
   route: string | undefined;
+  /** When the request arrived (`performance.now()` ms). */
+  readonly receivedAt: number;
+  /** When it got its concurrency slot (`performance.now()` ms); undefined until then. */
+  admittedAt: number | undefined;
   abort(reason: Error): void;
 }
 
@@ -50,6 +55,8 @@ export function contextMiddleware(options: ContextOptions) {
         return log;
       },
       route: undefined,
+      receivedAt: performance.now(),
+      admittedAt: undefined,
       abort: (reason) => {
         if (!controller.signal.aborted) controller.abort(reason);
       },

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { GatewayTimeoutError, ServiceUnavailableError, ValidationError, type FieldIssue } from '../errors.js';
@@ -31,6 +32,10 @@ export interface HandlerContext<B, Q, P> {
   readonly signal: AbortSignal;
   readonly log: Logger;
   readonly requestId: string;
+  /** When the request arrived (`performance.now()` ms): queue time is `admittedAt - receivedAt`. */
+  readonly receivedAt: number;
+  /** When it got its slot, or when the handler started for ungated routes (`performance.now()` ms). */
+  readonly admittedAt: number;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -123,6 +128,7 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         res.once('close', release);
         if (res.closed) release();
       }
+      ctx.admittedAt = performance.now();
       const result: unknown = await route.handler({
         ...input,
         req,
@@ -130,6 +136,8 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         signal: ctx.signal,
         log: ctx.log,
         requestId: ctx.requestId,
+        receivedAt: ctx.receivedAt,
+        admittedAt: ctx.admittedAt,
       });
       if (result !== undefined && !res.headersSent && !ctx.signal.aborted) {
         // A handler may set another status (e.g. 503 on /health) before returning its body.

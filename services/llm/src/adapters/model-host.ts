@@ -1,6 +1,4 @@
-import { stat } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceUnavailableError, type Logger, type Readiness } from '@clinicalsuite/kit';
+import { ServiceUnavailableError, waitForModelFile, type Logger, type Readiness } from '@clinicalsuite/kit';
 import type { LlmEngine } from './engine.js';
 
 /**
@@ -68,15 +66,13 @@ export class ModelHost {
 
   private async run(): Promise<void> {
     const { modelPath, readiness, logger } = this.options;
-    let announced = false;
-    while (!(await isNonEmptyFile(modelPath))) {
-      if (!announced) {
-        readiness.setNotReady(`model file not found: ${modelPath} — ${this.options.hint ?? MODEL_HINT}`);
-        logger.warn({ path: modelPath }, 'model file not found; waiting for it');
-        announced = true;
-      }
-      await sleep(this.options.pollMs, undefined, { signal: this.stop.signal });
-    }
+    logger.info({ path: modelPath }, 'waiting for the model file');
+    await waitForModelFile(modelPath, {
+      readiness,
+      hint: this.options.hint ?? MODEL_HINT,
+      pollMs: this.options.pollMs,
+      signal: this.stop.signal,
+    });
     this.stateValue = 'loading';
     readiness.setNotReady(`loading model ${modelPath}`);
     const started = performance.now();
@@ -110,11 +106,4 @@ export class ModelHost {
     this.current = undefined;
     await engine?.dispose();
   }
-}
-
-async function isNonEmptyFile(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile() && s.size > 0,
-    () => false,
-  );
 }

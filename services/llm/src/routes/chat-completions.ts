@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { defineRoute, openSse, renderErrorBody, toHttpError, type AnyRoute } from '@clinicalsuite/kit';
 import {
   chatCompletion,
@@ -21,7 +20,7 @@ import {
   ChatCompletionSchema,
 } from '../schemas/chat-completions.js';
 import { prepareGeneration, runGeneration } from './generation.js';
-import { arrivalOf, bodyParserWithArrival, type LlmRuntime } from './runtime.js';
+import type { LlmRuntime } from './runtime.js';
 
 export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
   return defineRoute({
@@ -47,10 +46,8 @@ export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
         contentType: 'text/event-stream',
       },
     },
-    bodyParser: bodyParserWithArrival(rt.config.BODY_LIMIT),
-    handler: async ({ body, req, res, signal }) => {
-      const startedAt = performance.now();
-      const timing = { arrivedAt: arrivalOf(req), startedAt };
+    handler: async ({ body, req, res, signal, receivedAt, admittedAt }) => {
+      const timing = { arrivedAt: receivedAt, startedAt: admittedAt };
       const engine = rt.host.require();
       checkSupported(body);
       checkModelName(body.model, rt.modelNames());

@@ -1,9 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import { defineRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { formatElapsed } from '../domain/health.js';
 import { ChatRequestSchema, ChatResponseSchema } from '../schemas/chat.js';
 import { prepareGeneration, runGeneration } from './generation.js';
-import { arrivalOf, bodyParserWithArrival, type LlmRuntime } from './runtime.js';
+import type { LlmRuntime } from './runtime.js';
 
 /** The spec's simple chat: one prompt as the user's message, one reply. */
 export function chatRoute(rt: LlmRuntime): AnyRoute {
@@ -16,9 +15,8 @@ export function chatRoute(rt: LlmRuntime): AnyRoute {
     body: ChatRequestSchema,
     response: ChatResponseSchema,
     responses: { 400: { description: 'Prompt + max_tokens over the context' } },
-    bodyParser: bodyParserWithArrival(rt.config.BODY_LIMIT),
-    handler: async ({ body, req, signal }) => {
-      const timing = { arrivedAt: arrivalOf(req), startedAt: performance.now() };
+    handler: async ({ body, signal, receivedAt, admittedAt }) => {
+      const timing = { arrivedAt: receivedAt, startedAt: admittedAt };
       const engine = rt.host.require();
       const prepared = prepareGeneration(
         engine,
