@@ -20,10 +20,9 @@ import type { ChatTurn, GenerationParams, GenerationResult, OutputFormat } from 
 import type { ChatTemplateInfo, GenerateCallbacks, LlmEngine, ModelDescription } from './engine.js';
 
 /**
- * The engine on node-llama-cpp: one model, one context with one sequence per concurrency slot, so
- * requests in work are decoded together in shared batches. A sequence keeps its tokens between
- * requests, so a prompt that starts like the last one on that sequence (a shared system prompt)
- * is not evaluated again.
+ * The engine on node-llama-cpp: one model, one context whose sequences (one per concurrency slot,
+ * plus spares) are decoded together in shared batches, so the requests in work run at once. Each
+ * request takes a fresh sequence (see `acquireSequence`), so no prompt prefix is reused.
  */
 
 /** Request schemas are checked by llama.cpp's grammar converter, not by TypeScript. */
