@@ -1,0 +1,248 @@
+/**
+ * Status, computed purely from what the reconciler observed: per service and for the suite, the
+ * conditions Ready, Progressing and Degraded with CamelCase reasons and a message that names the
+ * root cause (no node with the GPU, PVC pending, model fetch failed with its error, image pull
+ * error, crash loop). `lastTransitionTime` is kept while a condition's status does not change, so
+ * a status that did not change serializes identically and is not written again.
+ */
+import type { Condition, ServiceStatus, SuiteStatus } from '../api/v1alpha1/index.js';
+import type { ComponentKey } from '../api/v1alpha1/index.js';
+
+/** The parts of a Deployment, its pods and its model claim that status reads. */
+export interface ObservedService {
+  readonly component: ComponentKey;
+  readonly endpoint: string;
+  /** Set when the objects could not even be built (unknown resource profile …). */
+  readonly buildError?: string;
+  readonly deployment?: {
+    readonly generation?: number;
+    readonly replicas: number;
+    readonly status?: {
+      readonly observedGeneration?: number;
+      readonly replicas?: number;
+      readonly readyReplicas?: number;
+      readonly updatedReplicas?: number;
+    };
+  };
+  readonly pods: readonly ObservedPod[];
+  readonly modelClaim?: { readonly name: string; readonly phase?: string };
+}
+
+export interface ObservedPod {
+  readonly name: string;
+  readonly phase?: string;
+  /** PodScheduled=False with reason Unschedulable: the scheduler's message. */
+  readonly unschedulable?: string;
+  readonly initContainers: readonly ObservedContainer[];
+  readonly containers: readonly ObservedContainer[];
+}
+
+export interface ObservedContainer {
+  readonly name: string;
+  readonly waitingReason?: string;
+  readonly waitingMessage?: string;
+  readonly terminatedExitCode?: number;
+  readonly terminatedMessage?: string;
+  readonly restartCount?: number;
+}
+
+interface Verdict {
+  readonly ready: boolean;
+  readonly progressing: boolean;
+  readonly degraded: boolean;
+  readonly reason: string;
+  readonly message: string;
+}
+
+const IMAGE_ERRORS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
+
+/** Why one service is (not) ready: the first root cause found, most specific first. */
+export function judgeService(s: ObservedService): Verdict {
+  const bad = (reason: string, message: string): Verdict => ({
+    ready: false,
+    progressing: false,
+    degraded: true,
+    reason,
+    message,
+  });
+  if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
+  if (s.modelClaim?.phase === 'Pending') {
+    return {
+      ready: false,
+      progressing: true,
+      degraded: false,
+      reason: 'ModelVolumePending',
+      message: `PersistentVolumeClaim ${s.modelClaim.name} is Pending: no volume is bound yet (check its storage class)`,
+    };
+  }
+  for (const pod of s.pods) {
+    if (pod.unschedulable !== undefined) {
+      return bad('Unschedulable', `pod ${pod.name} cannot be scheduled: ${pod.unschedulable}`);
+    }
+    for (const c of pod.initContainers) {
+      if (c.name === 'fetch-model' && c.terminatedExitCode !== undefined && c.terminatedExitCode !== 0) {
+        return bad(
+          'ModelFetchFailed',
+          `model fetch failed: ${c.terminatedMessage ?? `exit code ${c.terminatedExitCode}`}`,
+        );
+      }
+      if (c.name === 'fetch-model' && c.waitingReason === 'CrashLoopBackOff') {
+        return bad(
+          'ModelFetchFailed',
+          `model fetch keeps failing: ${c.terminatedMessage ?? c.waitingMessage ?? 'see its logs'}`,
+        );
+      }
+    }
+    for (const c of [...pod.initContainers, ...pod.containers]) {
+      if (c.waitingReason !== undefined && IMAGE_ERRORS.has(c.waitingReason)) {
+        return bad(
+          'ImagePullError',
+          `${c.waitingReason} for ${pod.name}/${c.name}: ${c.waitingMessage ?? ''}`.trim(),
+        );
+      }
+      if (c.waitingReason === 'CrashLoopBackOff') {
+        const last = c.terminatedMessage === undefined ? '' : `; last exit: ${c.terminatedMessage}`;
+        return bad(
+          'CrashLoop',
+          `${pod.name}/${c.name} is crash-looping (${c.restartCount ?? 0} restarts)${last}`,
+        );
+      }
+    }
+  }
+  const d = s.deployment;
+  if (d === undefined) {
+    return {
+      ready: false,
+      progressing: true,
+      degraded: false,
+      reason: 'Creating',
+      message: 'creating its objects',
+    };
+  }
+  const st = d.status ?? {};
+  const current = d.generation === undefined || st.observedGeneration === d.generation;
+  const readyReplicas = st.readyReplicas ?? 0;
+  const updated = st.updatedReplicas ?? 0;
+  if (current && updated >= d.replicas && readyReplicas >= d.replicas && (st.replicas ?? 0) <= d.replicas) {
+    return {
+      ready: true,
+      progressing: false,
+      degraded: false,
+      reason: 'Ready',
+      message: `${readyReplicas}/${d.replicas} replicas ready`,
+    };
+  }
+  return {
+    ready: false,
+    progressing: true,
+    degraded: false,
+    reason: 'RollingOut',
+    message: `${readyReplicas}/${d.replicas} replicas ready, ${updated} updated`,
+  };
+}
+
+/** Sets `type` in `conditions`, keeping lastTransitionTime when the status is unchanged. */
+export function setCondition(
+  previous: readonly Condition[] | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: string,
+): Condition {
+  const old = previous?.find((c) => c.type === next.type);
+  return {
+    ...next,
+    lastTransitionTime: old !== undefined && old.status === next.status ? old.lastTransitionTime : now,
+  };
+}
+
+function conditionsOf(
+  v: Verdict,
+  previous: readonly Condition[] | undefined,
+  generation: number | undefined,
+  now: string,
+): Condition[] {
+  const gen = generation === undefined ? {} : { observedGeneration: generation };
+  const flag = (b: boolean) => (b ? 'True' : 'False');
+  return [
+    setCondition(
+      previous,
+      { type: 'Ready', status: flag(v.ready), reason: v.reason, message: v.message, ...gen },
+      now,
+    ),
+    setCondition(
+      previous,
+      {
+        type: 'Progressing',
+        status: flag(v.progressing),
+        reason: v.progressing ? v.reason : 'Stable',
+        message: v.progressing ? v.message : 'nothing in progress',
+        ...gen,
+      },
+      now,
+    ),
+    setCondition(
+      previous,
+      {
+        type: 'Degraded',
+        status: flag(v.degraded),
+        reason: v.degraded ? v.reason : 'AsExpected',
+        message: v.degraded ? v.message : 'no failure observed',
+        ...gen,
+      },
+      now,
+    ),
+  ];
+}
+
+/** The suite's status from its services' observations; `previous` keeps transition times. */
+export function computeStatus(
+  observed: readonly ObservedService[],
+  previous: SuiteStatus | undefined,
+  generation: number | undefined,
+  now: string,
+): SuiteStatus {
+  const services: Partial<Record<ComponentKey, ServiceStatus>> = {};
+  const verdicts: [ComponentKey, Verdict][] = [];
+  for (const s of observed) {
+    const v = judgeService(s);
+    verdicts.push([s.component, v]);
+    services[s.component] = {
+      ready: v.ready,
+      replicas: s.deployment?.status?.replicas ?? 0,
+      readyReplicas: s.deployment?.status?.readyReplicas ?? 0,
+      endpoint: s.endpoint,
+      conditions: conditionsOf(v, previous?.services?.[s.component]?.conditions, generation, now),
+    };
+  }
+  const readyCount = verdicts.filter(([, v]) => v.ready).length;
+  const notReady = verdicts.filter(([, v]) => !v.ready);
+  const degraded = notReady.filter(([, v]) => v.degraded);
+  const describe = (list: [ComponentKey, Verdict][]) => list.map(([k, v]) => `${k}: ${v.message}`).join('; ');
+  const first = degraded[0] ?? notReady[0];
+  const suiteVerdict: Verdict =
+    first === undefined
+      ? {
+          ready: true,
+          progressing: false,
+          degraded: false,
+          reason: verdicts.length === 0 ? 'NoServicesEnabled' : 'AllServicesReady',
+          message:
+            verdicts.length === 0
+              ? 'no service is enabled'
+              : `${readyCount}/${verdicts.length} services ready`,
+        }
+      : {
+          ready: false,
+          progressing: notReady.some(([, v]) => v.progressing),
+          degraded: degraded.length > 0,
+          reason: first[1].reason,
+          message: describe(degraded.length > 0 ? degraded : notReady),
+        };
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: conditionsOf(suiteVerdict, previous?.conditions, generation, now),
+    servicesReady: readyCount,
+    servicesTotal: verdicts.length,
+    ready: `${readyCount}/${verdicts.length}`,
+    services,
+  };
+}
