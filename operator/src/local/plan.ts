@@ -1,6 +1,7 @@
 /**
  * What the local runner runs, as data: one process spec per enabled component, in start order.
  * Pure: a function of the parsed suite, the catalogue and the options (no env, no clock, no I/O).
+ * The service contract (model, env) is shared with the operator's builders: ../plan/service-env.ts.
  */
 import { join } from 'node:path';
 import {
@@ -10,6 +11,9 @@ import {
   type ComponentKey,
   type Suite,
 } from '../api/v1alpha1/index.js';
+import { planModel, serviceEnv, type ModelFiles, type PlannedModel } from '../plan/service-env.js';
+
+export { sourceBaseName, type PlannedModel } from '../plan/service-env.js';
 
 export const LOCAL_HOST = '127.0.0.1';
 const FIRST_PORT = COMPONENTS.llm.port;
@@ -26,19 +30,7 @@ export interface PlanOptions {
   /** The only variables of the runner's environment passed on. */
   readonly inherit?: { readonly PATH?: string; readonly HOME?: string; readonly LOG_LEVEL?: string };
   /** Model files by manifest id, relative to the models directory (the kit's MODEL_MANIFEST fits). */
-  readonly manifest?: Readonly<Record<string, { readonly file: string }>>;
-}
-
-export interface PlannedModel {
-  /** Manifest id of the model, when it comes from the manifest. */
-  readonly id: string | null;
-  /** The spec's `model.source`, which replaces the manifest's sources. */
-  readonly source: string | null;
-  readonly sha256: string | null;
-  /** Path relative to the models directory. */
-  readonly file: string;
-  /** Absolute path: what MODEL_PATH says. */
-  readonly path: string;
+  readonly manifest?: ModelFiles;
 }
 
 export interface ProcessSpec {
@@ -55,36 +47,6 @@ export interface ProcessSpec {
   readonly logFile: string;
 }
 
-/** The last path segment of a source URI (`hf://o/r/x.gguf@rev` → `x.gguf`). */
-export function sourceBaseName(source: string): string {
-  const path = source.replace(/^[a-z]+:\/\//i, '').replace(/[?#].*$/, '');
-  const last =
-    path
-      .split('/')
-      .filter((s) => s !== '')
-      .pop() ?? '';
-  const name = source.startsWith('hf://') ? last.replace(/@[^@]*$/, '') : last;
-  return name === '' || name === '.' || name === '..' ? 'model' : decodeURIComponent(name);
-}
-
-function planModel(
-  suite: Suite,
-  key: ComponentKey,
-  modelsDir: string,
-  options: PlanOptions,
-): PlannedModel | null {
-  const spec = suite.spec.services[key]?.model;
-  const c = COMPONENTS[key];
-  const source = spec?.source ?? null;
-  const id = source === null ? c.model : null;
-  let file: string;
-  if (spec?.file !== undefined) file = `${c.dir}/${spec.file}`;
-  else if (source !== null) file = `${c.dir}/${sourceBaseName(source)}`;
-  else if (id !== null) file = options.manifest?.[id]?.file ?? `${c.dir}/${id}`;
-  else return null;
-  return { id, source, sha256: spec?.sha256 ?? null, file, path: join(modelsDir, ...file.split('/')) };
-}
-
 export function portOf(key: ComponentKey, basePortOverride?: number): number {
   const port = COMPONENTS[key].port;
   return basePortOverride === undefined ? port : basePortOverride + (port - FIRST_PORT);
@@ -96,34 +58,32 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
   const urlOf = (key: ComponentKey) => `http://${LOCAL_HOST}:${portOf(key, options.basePortOverride)}`;
   return dependencyOrder(services).map((key): ProcessSpec => {
     const c = COMPONENTS[key];
-    const spec = services[key];
     const dependsOn = effectiveDependsOn(services, key);
-    const model = planModel(suite, key, modelsDir, options);
+    const model = planModel(suite, key, modelsDir, options.manifest, join);
     const dataDir = join(options.home, 'data', c.dir);
-    const env: Record<string, string> = {};
-    if (options.inherit?.PATH !== undefined) env['PATH'] = options.inherit.PATH;
-    if (options.inherit?.HOME !== undefined) env['HOME'] = options.inherit.HOME;
-    env['PORT'] = String(portOf(key, options.basePortOverride));
-    env['HOST'] = LOCAL_HOST;
-    env['LOG_LEVEL'] = options.inherit?.LOG_LEVEL ?? 'info';
-    env['CLINICALSUITE_HOME'] = options.home;
-    // The kit exits when its parent goes away, so a runner killed with SIGKILL leaves no orphans.
-    env['EXIT_WITH_PARENT'] = 'true';
-    env['MODELS_DIR'] = modelsDir;
-    env['DATA_DIR'] = dataDir;
-    env['MAX_CONCURRENCY'] = String(spec?.concurrency ?? c.concurrency);
-    if (spec?.queueSize !== undefined) env['QUEUE_SIZE'] = String(spec.queueSize);
-    if (spec?.requestTimeoutSeconds !== undefined) {
-      env['REQUEST_TIMEOUT_MS'] = String(spec.requestTimeoutSeconds * 1000);
-    }
-    if (model) env['MODEL_PATH'] = model.path;
-    // Its own token(s), then those of what it calls (the agent gets API_TOKEN to call the llm).
-    for (const name of [c.key, ...dependsOn].flatMap((k) => COMPONENTS[k].tokenEnv)) {
-      const value = options.tokens[name];
-      if (value !== undefined) env[name] = value;
-    }
-    for (const dep of dependsOn) env[COMPONENTS[dep].urlEnv] = urlOf(dep);
-    for (const { name, value } of spec?.env ?? []) env[name] = value;
+    const inherited: Record<string, string> = {};
+    if (options.inherit?.PATH !== undefined) inherited['PATH'] = options.inherit.PATH;
+    if (options.inherit?.HOME !== undefined) inherited['HOME'] = options.inherit.HOME;
+    const env = {
+      ...inherited,
+      ...serviceEnv({
+        suite,
+        key,
+        port: portOf(key, options.basePortOverride),
+        host: LOCAL_HOST,
+        runtime: {
+          LOG_LEVEL: options.inherit?.LOG_LEVEL ?? 'info',
+          CLINICALSUITE_HOME: options.home,
+          // The kit exits when its parent goes away, so a runner killed with SIGKILL leaves no orphans.
+          EXIT_WITH_PARENT: 'true',
+        },
+        modelsDir,
+        dataDir,
+        model,
+        urlOf,
+        tokens: options.tokens,
+      }),
+    };
     return {
       component: key,
       title: c.title,

@@ -1,0 +1,117 @@
+/**
+ * The contract every ClinicalSuite service is started with, whatever runs it: the model it loads
+ * and the environment the kit's config reads (services/kit/src/config.ts). The local runner
+ * (operator/src/local/plan.ts) and the operator's builders (operator/src/resources) both derive
+ * their env from here, so a process on a laptop and a pod in a cluster are configured alike.
+ * Pure: a function of the parsed suite and the arguments.
+ */
+import { posix } from 'node:path';
+import { COMPONENTS, effectiveDependsOn, type ComponentKey, type Suite } from '../api/v1alpha1/index.js';
+
+/** Model files by manifest id, relative to the models directory (the kit's MODEL_MANIFEST fits). */
+export type ModelFiles = Readonly<Record<string, { readonly file: string }>>;
+
+export interface PlannedModel {
+  /** Manifest id of the model, when it comes from the manifest. */
+  readonly id: string | null;
+  /** The spec's `model.source`, which replaces the manifest's sources. */
+  readonly source: string | null;
+  readonly sha256: string | null;
+  /** Path relative to the models directory. */
+  readonly file: string;
+  /** Absolute path: what MODEL_PATH says. */
+  readonly path: string;
+}
+
+/** The last path segment of a source URI (`hf://o/r/x.gguf@rev` → `x.gguf`). */
+export function sourceBaseName(source: string): string {
+  const path = source.replace(/^[a-z]+:\/\//i, '').replace(/[?#].*$/, '');
+  const last =
+    path
+      .split('/')
+      .filter((s) => s !== '')
+      .pop() ?? '';
+  const name = source.startsWith('hf://') ? last.replace(/@[^@]*$/, '') : last;
+  return name === '' || name === '.' || name === '..' ? 'model' : decodeURIComponent(name);
+}
+
+/**
+ * The model `key` loads, or null when it needs none: the spec's `model.file`/`model.source`, else
+ * the catalogue's manifest id (its file from `manifest`, else `<dir>/<id>`). Files live under the
+ * component's directory so one models directory (or volume) never mixes two components' files.
+ * `join` builds the absolute path: the host's for the local runner, POSIX (the default) in a pod.
+ */
+export function planModel(
+  suite: Suite,
+  key: ComponentKey,
+  modelsDir: string,
+  manifest: ModelFiles | undefined,
+  join: (...parts: string[]) => string = (...parts) => posix.join(...parts),
+): PlannedModel | null {
+  const spec = suite.spec.services[key]?.model;
+  const c = COMPONENTS[key];
+  const source = spec?.source ?? null;
+  const id = source === null ? c.model : null;
+  let file: string;
+  if (spec?.file !== undefined) file = `${c.dir}/${spec.file}`;
+  else if (source !== null) file = `${c.dir}/${sourceBaseName(source)}`;
+  else if (id !== null) file = manifest?.[id]?.file ?? `${c.dir}/${id}`;
+  else return null;
+  return { id, source, sha256: spec?.sha256 ?? null, file, path: join(modelsDir, ...file.split('/')) };
+}
+
+/**
+ * Token env vars `key` needs: its own (the tokens it accepts), then those of what it calls (the
+ * agent gets API_TOKEN to call the llm). Catalogue order, no duplicates.
+ */
+export function tokenEnvNames(suite: Suite, key: ComponentKey): string[] {
+  const deps = effectiveDependsOn(suite.spec.services, key);
+  return [...new Set([key, ...deps].flatMap((k) => COMPONENTS[k].tokenEnv))];
+}
+
+export interface ServiceEnvInput {
+  readonly suite: Suite;
+  readonly key: ComponentKey;
+  /** What the service listens on (PORT, HOST). */
+  readonly port: number;
+  readonly host: string;
+  /** Runtime-specific variables, placed after PORT and HOST (the spec's `env` still wins over them). */
+  readonly runtime?: Readonly<Record<string, string>>;
+  readonly modelsDir: string;
+  readonly dataDir: string;
+  readonly model: PlannedModel | null;
+  /** Base URL of a dependency, as this runtime reaches it. */
+  readonly urlOf: (dep: ComponentKey) => string;
+  /** Token values by env name; a name without a value is left out (a pod takes them from a Secret). */
+  readonly tokens?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The service's environment: listen address, runtime extras, directories, the concurrency limit,
+ * queue and deadline, MODEL_PATH, tokens, upstream URLs (`<DEP>_URL`) and finally the spec's `env`,
+ * which wins over everything but PORT and HOST (the schema rejects those two).
+ */
+export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
+  const { suite, key } = input;
+  const spec = suite.spec.services[key];
+  const env: Record<string, string> = {};
+  env['PORT'] = String(input.port);
+  env['HOST'] = input.host;
+  Object.assign(env, input.runtime);
+  env['MODELS_DIR'] = input.modelsDir;
+  env['DATA_DIR'] = input.dataDir;
+  env['MAX_CONCURRENCY'] = String(spec?.concurrency ?? COMPONENTS[key].concurrency);
+  if (spec?.queueSize !== undefined) env['QUEUE_SIZE'] = String(spec.queueSize);
+  if (spec?.requestTimeoutSeconds !== undefined) {
+    env['REQUEST_TIMEOUT_MS'] = String(spec.requestTimeoutSeconds * 1000);
+  }
+  if (input.model) env['MODEL_PATH'] = input.model.path;
+  for (const name of tokenEnvNames(suite, key)) {
+    const value = input.tokens?.[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const dep of effectiveDependsOn(suite.spec.services, key))
+    env[COMPONENTS[dep].urlEnv] = input.urlOf(dep);
+  for (const { name, value } of spec?.env ?? []) env[name] = value;
+  return env;
+}

@@ -1,0 +1,22 @@
+/** The operator's pure resource builders: (suite, operator config) => Kubernetes objects. */
+export * from './auth.js';
+export * from './config-map.js';
+export * from './deployment.js';
+export * from './hash.js';
+export * from './labels.js';
+export * from './metadata.js';
+export * from './model.js';
+export * from './names.js';
+export * from './network-policy.js';
+export * from './operator-config.js';
+export * from './owner.js';
+export * from './pdb.js';
+export * from './profiles.js';
+export * from './pvc.js';
+export * from './quantity.js';
+export * from './service.js';
+export * from './service-monitor.js';
+export * from './stable.js';
+export * from './suite-objects.js';
+export * from './types.js';
+export type * from './wire.js';
