@@ -1,0 +1,616 @@
+/**
+ * The test control plane's lifecycle: build (if needed), up, down, status. Used by the
+ * `npm run cluster` CLI and by integration tests alike.
+ *
+ * `up` is idempotent: a healthy running cluster is reused; a half-dead one (a crash, a reboot) is
+ * stopped and started afresh. `down` stops every process of this CLINICALSUITE_HOME's cluster,
+ * found by pid file and by a /proc scan, SIGTERM then SIGKILL, and removes its state.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { apply, call, get, type Endpoint } from './api.js';
+import {
+  apiserverArgs,
+  apiserverUrl,
+  controllerManagerArgs,
+  etcdArgs,
+  HOST,
+  kwokArgs,
+  renderKubeconfig,
+  schedulerArgs,
+  SERVICE_IP,
+  type ComponentPaths,
+  type Ports,
+} from './components.js';
+import { buildFakeNode, buildStorageClass, FAKE_NODES } from './fixtures.js';
+import {
+  binaries,
+  BUILD_SCRIPT,
+  clusterLayout,
+  COMPONENTS,
+  missingBinaries,
+  readVersions,
+  type Binaries,
+  type ClusterLayout,
+  type Component,
+  type Versions,
+} from './layout.js';
+import { IDENTITIES, makePki } from './pki.js';
+import {
+  findProcesses,
+  isOurProcess,
+  readPid,
+  startDetached,
+  stopProcess,
+  tail,
+  type Matcher,
+} from './processes.js';
+
+export type Log = (line: string) => void;
+
+export interface ProcessRecord {
+  pid: number;
+  bin: string;
+  log: string;
+  pidFile: string;
+}
+
+export interface ClusterState {
+  startedAt: string;
+  server: string;
+  versions: Versions;
+  ports: Ports;
+  kubeconfig: string;
+  processes: Partial<Record<Component, ProcessRecord>>;
+}
+
+export interface ClusterInfo {
+  kubeconfig: string;
+  server: string;
+  /** The admin bearer token (system:masters) and the CA, for clients that skip the kubeconfig. */
+  token: string;
+  caPem: string;
+  /** False when `up` found the cluster already running and reused it. */
+  startedNow: boolean;
+  state: ClusterState;
+}
+
+export interface UpOptions {
+  log?: Log;
+  /** Build missing binaries (default true); false fails fast instead. */
+  build?: boolean;
+  layout?: ClusterLayout;
+}
+
+const STOP_ORDER: readonly Component[] = [
+  'kwok',
+  'kube-scheduler',
+  'kube-controller-manager',
+  'kube-apiserver',
+  'etcd',
+];
+const STARTUP_TIMEOUT_MS = 120_000;
+
+/** A process of this cluster: one of our cached binaries, started with this cluster's paths. */
+function ownedBy(layout: ClusterLayout, component?: Component): Matcher {
+  const prefix = join(layout.binDir, component ? `${component}-` : '');
+  return (argv) =>
+    argv[0] !== undefined && argv[0].startsWith(prefix) && argv.slice(1).some((a) => a.includes(layout.dir));
+}
+
+// ---------------------------------------------------------------------------------------------
+// build
+
+/** Runs test/cluster/build.sh (a no-op when every binary is cached); its output goes to stderr. */
+export async function ensureBuilt(log: Log = () => undefined, layout = clusterLayout()): Promise<void> {
+  const missing = missingBinaries(layout);
+  if (missing.length === 0) return;
+  log(
+    `building ${missing.length} missing part(s) of the test control plane (everything, cold: ~20-30 min on 2 cores)`,
+  );
+  const env = { ...process.env, CLINICALSUITE_HOME: layout.home };
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 2, 2], env });
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`${BUILD_SCRIPT} failed (exit ${code ?? 'signal'}); see its output above`);
+  const still = missingBinaries(layout);
+  if (still.length > 0) throw new Error(`build.sh finished but these are missing: ${still.join(', ')}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// state, lock, small helpers
+
+export async function readState(layout = clusterLayout()): Promise<ClusterState | undefined> {
+  try {
+    return JSON.parse(await readFile(layout.stateFile, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeState(layout: ClusterLayout, state: ClusterState): Promise<void> {
+  await writeFile(`${layout.stateFile}.tmp`, JSON.stringify(state, null, 2) + '\n');
+  await rename(`${layout.stateFile}.tmp`, layout.stateFile);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** One `up`/`down` at a time per CLINICALSUITE_HOME (the CLI, parallel jest workers, CI). */
+async function withLock<T>(layout: ClusterLayout, fn: () => Promise<T>, timeoutMs = 10 * 60_000): Promise<T> {
+  await mkdir(layout.dir, { recursive: true });
+  const owner = join(layout.lockDir, 'pid');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await mkdir(layout.lockDir);
+      await writeFile(owner, `${process.pid}\n`);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = await readPid(owner);
+      const age = Date.now() - (await stat(layout.lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+      if ((pid !== undefined && !pidAlive(pid)) || (pid === undefined && age > 30_000)) {
+        await rm(layout.lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${layout.lockDir} (held by pid ${pid})`);
+      await sleep(250);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(layout.lockDir, { recursive: true, force: true });
+  }
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, HOST, () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+      if (error instanceof FatalError) throw error;
+    }
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? `: ${last.message}` : '';
+      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${why}`);
+    }
+    await sleep(250);
+  }
+}
+
+class FatalError extends Error {}
+
+function adminEndpoint(state: Pick<ClusterState, 'server'>, caPem: string, token: string): Endpoint {
+  return { server: state.server, ca: caPem, token };
+}
+
+async function readyz(endpoint: Endpoint): Promise<boolean> {
+  try {
+    const res = await call(endpoint, 'GET', '/readyz', undefined, undefined, 3_000);
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function adminCredentials(layout: ClusterLayout): Promise<{ token: string; caPem: string }> {
+  const caPem = await readFile(join(layout.pkiDir, 'ca.crt'), 'utf8');
+  const user = IDENTITIES.admin.user;
+  const line = (await readFile(join(layout.pkiDir, 'tokens.csv'), 'utf8'))
+    .split('\n')
+    .find((l) => l.split(',')[1] === user);
+  if (!line) throw new Error(`no token for ${user} in ${layout.pkiDir}/tokens.csv`);
+  return { token: line.split(',')[0] ?? '', caPem };
+}
+
+// ---------------------------------------------------------------------------------------------
+// fixtures: nodes, storage class
+
+interface NodeList {
+  items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
+}
+
+async function applyFixtures(endpoint: Endpoint): Promise<void> {
+  await apply(endpoint, '/apis/storage.k8s.io/v1/storageclasses/kwok-volume', buildStorageClass());
+  for (const spec of FAKE_NODES) {
+    const node = buildFakeNode(spec);
+    const path = `/api/v1/nodes/${node.metadata.name}`;
+    const { status, ...object } = node;
+    await apply(endpoint, path, object);
+    // Capacity lives in status, which an apply of the object itself ignores.
+    await apply(endpoint, `${path}/status`, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: spec.name },
+      status,
+    });
+  }
+}
+
+async function waitForWorkloadReadiness(endpoint: Endpoint, log: Log): Promise<void> {
+  await waitFor(`${FAKE_NODES.length} Ready nodes (kwok)`, 60_000, async () => {
+    const list = await get<NodeList>(endpoint, '/api/v1/nodes');
+    const ready = (list?.items ?? []).filter((n) =>
+      (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+    return ready.length >= FAKE_NODES.length;
+  });
+  // Pods are refused until the controller-manager has made the namespace's default service account.
+  await waitFor(
+    'the default service account',
+    60_000,
+    async () =>
+      (await get<object>(endpoint, '/api/v1/namespaces/default/serviceaccounts/default')) !== undefined,
+  );
+  log(`${FAKE_NODES.length} nodes Ready`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// up
+
+async function healthyState(
+  layout: ClusterLayout,
+): Promise<{ state: ClusterState; token: string; caPem: string } | undefined> {
+  const state = await readState(layout);
+  if (!state) return undefined;
+  for (const component of COMPONENTS) {
+    const rec = state.processes[component];
+    if (!rec || !isOurProcess(rec.pid, ownedBy(layout, component))) return undefined;
+  }
+  try {
+    const creds = await adminCredentials(layout);
+    if (!(await readyz(adminEndpoint(state, creds.caPem, creds.token)))) return undefined;
+    return { state, ...creds };
+  } catch {
+    return undefined;
+  }
+}
+
+async function resetStateDirs(layout: ClusterLayout): Promise<void> {
+  for (const dir of [layout.pkiDir, layout.configDir, layout.etcdDataDir, layout.runDir, layout.certDirs]) {
+    await rm(dir, { recursive: true, force: true });
+  }
+  await rm(layout.stateFile, { force: true });
+  await rm(layout.kubeconfig, { force: true });
+}
+
+async function startComponent(
+  layout: ClusterLayout,
+  state: ClusterState,
+  component: Component,
+  bin: string,
+  args: string[],
+): Promise<ProcessRecord> {
+  const rec = await startDetached(
+    bin,
+    args,
+    join(layout.logsDir, `${component}.log`),
+    join(layout.runDir, `${component}.pid`),
+  );
+  state.processes[component] = rec;
+  await writeState(layout, state);
+  return rec;
+}
+
+/** Throws with the log's tail as soon as the component has exited. */
+async function assertAlive(layout: ClusterLayout, component: Component, rec: ProcessRecord): Promise<void> {
+  if (!isOurProcess(rec.pid, ownedBy(layout, component))) {
+    throw new FatalError(
+      `${component} exited during startup; last lines of ${rec.log}:\n${await tail(rec.log)}`,
+    );
+  }
+}
+
+/** Waits for `check` while the component lives; a failure carries the tail of its log. */
+async function waitForComponent(
+  layout: ClusterLayout,
+  component: Component,
+  rec: ProcessRecord,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = STARTUP_TIMEOUT_MS,
+): Promise<void> {
+  try {
+    await waitFor(what, timeoutMs, async () => {
+      await assertAlive(layout, component, rec);
+      return check();
+    });
+  } catch (error) {
+    if (error instanceof FatalError) throw error;
+    throw new Error(`${(error as Error).message}\nlast lines of ${rec.log}:\n${await tail(rec.log)}`);
+  }
+}
+
+async function startCluster(
+  layout: ClusterLayout,
+  bins: Binaries,
+  versions: Versions,
+  log: Log,
+): Promise<ClusterInfo> {
+  await resetStateDirs(layout);
+  for (const dir of [layout.configDir, layout.etcdDataDir, layout.runDir, layout.certDirs, layout.logsDir]) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  }
+  const [etcd, etcdPeer, apiserver, controllerManager, scheduler] = await freePorts(5);
+  const ports: Ports = {
+    etcd: etcd ?? 0,
+    etcdPeer: etcdPeer ?? 0,
+    apiserver: apiserver ?? 0,
+    controllerManager: controllerManager ?? 0,
+    scheduler: scheduler ?? 0,
+  };
+  const server = apiserverUrl(ports);
+  const pki = await makePki(layout.pkiDir, SERVICE_IP);
+  const kubeconfigs = {
+    controllerManager: join(layout.configDir, 'kube-controller-manager.kubeconfig'),
+    scheduler: join(layout.configDir, 'kube-scheduler.kubeconfig'),
+    kwok: join(layout.configDir, 'kwok.kubeconfig'),
+  };
+  const component = (who: keyof typeof IDENTITIES): string =>
+    renderKubeconfig({ server, user: IDENTITIES[who].user, token: pki.tokens[who], caFile: pki.caCert });
+  await writeFile(kubeconfigs.controllerManager, component('kube-controller-manager'), { mode: 0o600 });
+  await writeFile(kubeconfigs.scheduler, component('kube-scheduler'), { mode: 0o600 });
+  await writeFile(kubeconfigs.kwok, component('kwok'), { mode: 0o600 });
+  const adminKubeconfig = renderKubeconfig({
+    server,
+    user: IDENTITIES.admin.user,
+    token: pki.tokens.admin,
+    caPem: pki.caPem,
+  });
+  await writeFile(layout.kubeconfig, adminKubeconfig, { mode: 0o600 });
+
+  const paths: ComponentPaths = { layout, bins, pki, kubeconfigs };
+  const state: ClusterState = {
+    startedAt: new Date().toISOString(),
+    server,
+    versions,
+    ports,
+    kubeconfig: layout.kubeconfig,
+    processes: {},
+  };
+  const admin = adminEndpoint(state, pki.caPem, pki.tokens.admin);
+
+  const etcdRec = await startComponent(layout, state, 'etcd', bins.etcd, etcdArgs(paths, ports));
+  await waitForComponent(layout, 'etcd', etcdRec, 'etcd /health', async () => {
+    const res = await fetch(`http://${HOST}:${ports.etcd}/health`);
+    await res.text();
+    return res.ok;
+  });
+  log(`etcd ${versions.etcd} on ${HOST}:${ports.etcd}`);
+
+  const apiRec = await startComponent(
+    layout,
+    state,
+    'kube-apiserver',
+    bins['kube-apiserver'],
+    apiserverArgs(paths, ports),
+  );
+  await waitForComponent(layout, 'kube-apiserver', apiRec, 'kube-apiserver /readyz', () => readyz(admin));
+  log(`kube-apiserver ${versions.kubernetes} on ${server}`);
+
+  // Nodes before kwok starts, so that kwok's node-initialize stage finds their capacity in place.
+  await applyFixtures(admin);
+
+  const kcmRec = await startComponent(
+    layout,
+    state,
+    'kube-controller-manager',
+    bins['kube-controller-manager'],
+    controllerManagerArgs(paths, ports),
+  );
+  const schedRec = await startComponent(
+    layout,
+    state,
+    'kube-scheduler',
+    bins['kube-scheduler'],
+    schedulerArgs(paths, ports),
+  );
+  const kwokRec = await startComponent(layout, state, 'kwok', bins.kwok, kwokArgs(paths));
+  const healthz = (port: number) => async (): Promise<boolean> =>
+    (
+      await call(
+        { server: `https://${HOST}:${port}`, insecure: true },
+        'GET',
+        '/healthz',
+        undefined,
+        undefined,
+        3_000,
+      )
+    ).status === 200;
+  await waitForComponent(
+    layout,
+    'kube-controller-manager',
+    kcmRec,
+    'kube-controller-manager /healthz',
+    healthz(ports.controllerManager),
+  );
+  await waitForComponent(
+    layout,
+    'kube-scheduler',
+    schedRec,
+    'kube-scheduler /healthz',
+    healthz(ports.scheduler),
+  );
+  await assertAlive(layout, 'kwok', kwokRec);
+  log(`kube-controller-manager, kube-scheduler and kwok ${versions.kwok} running`);
+
+  try {
+    await waitForWorkloadReadiness(admin, log);
+  } catch (error) {
+    // Nodes turn Ready through kwok, service accounts through the controller-manager.
+    const logs = await Promise.all(
+      [kwokRec, kcmRec].map(async (r) => `last lines of ${r.log}:\n${await tail(r.log)}`),
+    );
+    throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
+  }
+  return {
+    kubeconfig: layout.kubeconfig,
+    server,
+    token: pki.tokens.admin,
+    caPem: pki.caPem,
+    startedNow: true,
+    state,
+  };
+}
+
+/** Brings the cluster up (building what is missing first), or reuses the one already up. */
+export async function up(options: UpOptions = {}): Promise<ClusterInfo> {
+  const log = options.log ?? (() => undefined);
+  const layout = options.layout ?? clusterLayout();
+  const versions = readVersions();
+  const bins = binaries(layout, versions);
+  if (options.build === false) {
+    const missing = missingBinaries(layout, versions);
+    if (missing.length > 0) throw new Error(`not built: ${missing.join(', ')} (run test/cluster/build.sh)`);
+  } else {
+    await ensureBuilt(log, layout);
+  }
+
+  return withLock(layout, async () => {
+    const healthy = await healthyState(layout);
+    if (healthy) {
+      const endpoint = adminEndpoint(healthy.state, healthy.caPem, healthy.token);
+      await applyFixtures(endpoint);
+      await waitForWorkloadReadiness(endpoint, () => undefined);
+      log(`already up at ${healthy.state.server}`);
+      return { kubeconfig: layout.kubeconfig, server: healthy.state.server, ...healthy, startedNow: false };
+    }
+    if (existsSync(layout.stateFile) || (await findProcesses(ownedBy(layout))).length > 0) {
+      log('found a half-running cluster; stopping it first');
+      await stopAll(layout, log);
+    }
+    try {
+      return await startCluster(layout, bins, versions, log);
+    } catch (error) {
+      await stopAll(layout, () => undefined);
+      throw error;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// down
+
+async function stopAll(layout: ClusterLayout, log: Log): Promise<string[]> {
+  const state = await readState(layout);
+  const stopped: string[] = [];
+  for (const component of STOP_ORDER) {
+    const pids = new Set<number>();
+    const recorded =
+      state?.processes[component]?.pid ?? (await readPid(join(layout.runDir, `${component}.pid`)));
+    if (recorded !== undefined) pids.add(recorded);
+    for (const pid of await findProcesses(ownedBy(layout, component))) pids.add(pid);
+    for (const pid of pids) {
+      if (await stopProcess(pid, ownedBy(layout, component))) {
+        stopped.push(`${component} (pid ${pid})`);
+        log(`stopped ${component} (pid ${pid})`);
+      }
+    }
+  }
+  await resetStateDirs(layout);
+  return stopped;
+}
+
+/** Stops every process of the cluster and removes its state (binaries and logs stay). */
+export async function down(options: { log?: Log; layout?: ClusterLayout } = {}): Promise<string[]> {
+  const layout = options.layout ?? clusterLayout();
+  return withLock(layout, () => stopAll(layout, options.log ?? (() => undefined)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// status
+
+export interface ComponentStatus {
+  component: Component;
+  pid?: number;
+  running: boolean;
+  log: string;
+}
+
+export interface ClusterStatus {
+  up: boolean;
+  server?: string;
+  kubeconfig: string;
+  versions: Versions;
+  startedAt?: string;
+  ready: boolean;
+  components: ComponentStatus[];
+  nodes: { name: string; ready: boolean }[];
+  missingBinaries: string[];
+}
+
+export async function status(layout = clusterLayout()): Promise<ClusterStatus> {
+  const state = await readState(layout);
+  const versions = readVersions();
+  const components = COMPONENTS.map((component): ComponentStatus => {
+    const rec = state?.processes[component];
+    return {
+      component,
+      ...(rec ? { pid: rec.pid } : {}),
+      running: rec !== undefined && isOurProcess(rec.pid, ownedBy(layout, component)),
+      log: join(layout.logsDir, `${component}.log`),
+    };
+  });
+  let ready = false;
+  let nodes: ClusterStatus['nodes'] = [];
+  if (state) {
+    try {
+      const creds = await adminCredentials(layout);
+      const endpoint = adminEndpoint(state, creds.caPem, creds.token);
+      ready = await readyz(endpoint);
+      if (ready) {
+        nodes = ((await get<NodeList>(endpoint, '/api/v1/nodes'))?.items ?? []).map((n) => ({
+          name: n.metadata.name,
+          ready: (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        }));
+      }
+    } catch {
+      ready = false;
+    }
+  }
+  return {
+    up: state !== undefined && components.every((c) => c.running) && ready,
+    ...(state ? { server: state.server, startedAt: state.startedAt } : {}),
+    kubeconfig: layout.kubeconfig,
+    versions: state?.versions ?? versions,
+    ready,
+    components,
+    nodes,
+    missingBinaries: missingBinaries(layout, versions),
+  };
+}
