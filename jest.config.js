@@ -23,6 +23,9 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testTimeout: 30_000,
+  // The test control plane is shared by the files under test/cluster; stopped once, at the end.
+  globalSetup: '<rootDir>/test/cluster/global-setup.js',
+  globalTeardown: '<rootDir>/test/cluster/global-teardown.js',
   // Every test runs its own servers on ephemeral loopback ports; two workers suit a 2-core machine.
   maxWorkers: 2,
 };

@@ -4,8 +4,8 @@
  * nodes. Asserts what the operator's integration tests rely on: GPUs are scheduled for real, pods
  * become Ready, an impossible GPU request stays Pending with the scheduler's reason, PVCs bind.
  *
- * Reuses a cluster that is already up (and leaves it up); otherwise starts one and stops it at the
- * end (CLUSTER_KEEP=1 keeps it). The first run on a machine builds the binaries from the Go module
+ * Reuses a cluster that is already up (and leaves it up); otherwise starts one, which jest's
+ * globalTeardown stops at the end of the run (CLUSTER_KEEP=1 keeps it). The first run on a machine builds the binaries from the Go module
  * proxy (~20 min on 2 cores, cached in $CLINICALSUITE_HOME/cluster/bin); later runs take ~15 s.
  * CLUSTER_TESTS=skip skips these tests, but only while the binaries are not built.
  */
@@ -22,7 +22,7 @@ import {
   type V1PodCondition,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { down, up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
+import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
 import { FAKE_NODES, GPU_RESOURCE, STORAGE_CLASS } from '../../operator/src/dev/cluster/fixtures.js';
 import { missingBinaries, readVersions } from '../../operator/src/dev/cluster/layout.js';
 
@@ -91,7 +91,7 @@ const condition = (pod: V1Pod, type: string): V1PodCondition | undefined =>
     afterAll(async () => {
       if (!info) return;
       await core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      if (info.startedNow && process.env['CLUSTER_KEEP'] !== '1') await down();
+      // The cluster is shared with the other files under test/cluster: globalTeardown stops it.
     }, 60_000);
 
     it('serves the pinned Kubernetes version over TLS with the admin token from the kubeconfig', async () => {

@@ -14,6 +14,8 @@ export interface ObservedService {
   readonly endpoint: string;
   /** Set when the objects could not even be built (unknown resource profile …). */
   readonly buildError?: string;
+  /** Dependencies not ready yet: the service's objects wait for them (rollout follows dependsOn). */
+  readonly waitingFor?: readonly ComponentKey[];
   readonly deployment?: {
     readonly generation?: number;
     readonly replicas: number;
@@ -66,6 +68,15 @@ export function judgeService(s: ObservedService): Verdict {
     message,
   });
   if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
+  if (s.waitingFor !== undefined && s.waitingFor.length > 0) {
+    return {
+      ready: false,
+      progressing: true,
+      degraded: false,
+      reason: 'WaitingForDependencies',
+      message: `waiting for ${s.waitingFor.join(', ')} to be ready`,
+    };
+  }
   if (s.modelClaim?.phase === 'Pending') {
     return {
       ready: false,

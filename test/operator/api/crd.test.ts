@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { buildCrd, toStructural } from '../../../operator/src/api/v1alpha1/crd.js';
-import { CRD_FILE, renderCrd } from '../../../operator/src/generate.js';
+import { CHART_CRD_FILE, CRD_FILE, renderCrd } from '../../../operator/src/generate.js';
 
 const REPO = new URL('../../../', import.meta.url);
 
@@ -21,6 +21,7 @@ function* nodes(schema: unknown, path = '$'): Generator<[string, Record<string, 
 describe('the ClinicalSuite CRD', () => {
   it('is checked in as generated from the zod schema (run `npm run generate` when this fails)', () => {
     expect(readFileSync(new URL(CRD_FILE, REPO), 'utf8')).toBe(renderCrd());
+    expect(readFileSync(new URL(CHART_CRD_FILE, REPO), 'utf8')).toBe(renderCrd());
   });
 
   it('is a structural schema: typed nodes, no unions, refs or additionalProperties beside properties', () => {

@@ -26,7 +26,7 @@ import {
   type ComponentPaths,
   type Ports,
 } from './components.js';
-import { buildFakeNode, buildStorageClass, FAKE_NODES } from './fixtures.js';
+import { buildFakeNode, buildNvidiaRuntimeClass, buildStorageClass, FAKE_NODES } from './fixtures.js';
 import {
   binaries,
   BUILD_SCRIPT,
@@ -239,7 +239,7 @@ async function adminCredentials(layout: ClusterLayout): Promise<{ token: string;
 }
 
 // ---------------------------------------------------------------------------------------------
-// fixtures: nodes, storage class
+// fixtures: nodes, storage class, the nvidia runtime class
 
 interface NodeList {
   items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
@@ -247,6 +247,7 @@ interface NodeList {
 
 async function applyFixtures(endpoint: Endpoint): Promise<void> {
   await apply(endpoint, '/apis/storage.k8s.io/v1/storageclasses/kwok-volume', buildStorageClass());
+  await apply(endpoint, '/apis/node.k8s.io/v1/runtimeclasses/nvidia', buildNvidiaRuntimeClass());
   for (const spec of FAKE_NODES) {
     const node = buildFakeNode(spec);
     const path = `/api/v1/nodes/${node.metadata.name}`;

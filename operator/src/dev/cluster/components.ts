@@ -140,6 +140,9 @@ export function controllerManagerArgs(p: ComponentPaths, ports: Ports): string[]
     `--cluster-signing-cert-file=${p.pki.caCert}`,
     `--cluster-signing-key-file=${p.pki.caKey}`,
     '--controllers=*',
+    // kwok's fake nodes miss heartbeats when the machine is busy; with the default 50 s grace the
+    // node lifecycle controller then marks every node and pod not ready (flapping readiness).
+    '--node-monitor-grace-period=10m',
   ];
 }
 

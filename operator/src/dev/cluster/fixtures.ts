@@ -78,3 +78,13 @@ export function buildStorageClass(): object {
     allowVolumeExpansion: true,
   };
 }
+
+/** The RuntimeClass NVIDIA's GPU operator installs; GPU resource profiles name it. */
+export function buildNvidiaRuntimeClass(): object {
+  return {
+    apiVersion: 'node.k8s.io/v1',
+    kind: 'RuntimeClass',
+    metadata: { name: 'nvidia' },
+    handler: 'nvidia',
+  };
+}

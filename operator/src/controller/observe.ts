@@ -1,0 +1,116 @@
+/** Reads what status needs about one service: its Deployment, its pods and its model claim. */
+import type { ComponentKey } from '../api/v1alpha1/index.js';
+import type { KubeClient } from '../k8s/client.js';
+import { objectName, podModel, type OwnedSuite } from '../resources/index.js';
+import type { ObservedContainer, ObservedPod, ObservedService } from './status.js';
+
+interface WireContainerStatus {
+  name: string;
+  restartCount?: number;
+  state?: {
+    waiting?: { reason?: string; message?: string };
+    terminated?: { exitCode?: number; message?: string; reason?: string };
+  };
+  lastState?: { terminated?: { exitCode?: number; message?: string; reason?: string } };
+}
+
+interface WirePod {
+  metadata: { name: string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    initContainerStatuses?: WireContainerStatus[];
+    containerStatuses?: WireContainerStatus[];
+  };
+}
+
+interface WireDeployment {
+  metadata: { generation?: number };
+  spec?: { replicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+  };
+}
+
+export async function observeService(
+  client: KubeClient,
+  suite: OwnedSuite,
+  key: ComponentKey,
+  endpoint: string,
+  selector: Readonly<Record<string, string>>,
+): Promise<ObservedService> {
+  const namespace = suite.metadata.namespace;
+  const name = objectName(suite, key);
+  const deployment = await client.read<WireDeployment>({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+  });
+  const labelSelector = Object.entries(selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const pods = await client.list<WirePod>('v1', 'Pod', namespace, labelSelector);
+  const claimName = podModel(suite, key).claimName ?? undefined;
+  const claim =
+    claimName === undefined
+      ? undefined
+      : await client.read<{ status?: { phase?: string } }>({
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: claimName, namespace },
+        });
+  return {
+    component: key,
+    endpoint,
+    ...(deployment === undefined
+      ? {}
+      : {
+          deployment: {
+            ...(deployment.metadata.generation === undefined
+              ? {}
+              : { generation: deployment.metadata.generation }),
+            replicas: deployment.spec?.replicas ?? 1,
+            status: deployment.status ?? {},
+          },
+        }),
+    pods: pods.map(observePod),
+    ...(claim === undefined || claimName === undefined
+      ? {}
+      : {
+          modelClaim: {
+            name: claimName,
+            ...(claim.status?.phase === undefined ? {} : { phase: claim.status.phase }),
+          },
+        }),
+  };
+}
+
+function observePod(pod: WirePod): ObservedPod {
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  const unschedulable =
+    scheduled?.status === 'False' && scheduled.reason === 'Unschedulable'
+      ? (scheduled.message ?? 'unschedulable')
+      : undefined;
+  return {
+    name: pod.metadata.name,
+    ...(pod.status?.phase === undefined ? {} : { phase: pod.status.phase }),
+    ...(unschedulable === undefined ? {} : { unschedulable }),
+    initContainers: (pod.status?.initContainerStatuses ?? []).map(observeContainer),
+    containers: (pod.status?.containerStatuses ?? []).map(observeContainer),
+  };
+}
+
+function observeContainer(c: WireContainerStatus): ObservedContainer {
+  const terminated = c.state?.terminated ?? c.lastState?.terminated;
+  const out: { -readonly [K in keyof ObservedContainer]: ObservedContainer[K] } = { name: c.name };
+  if (c.restartCount !== undefined) out.restartCount = c.restartCount;
+  if (c.state?.waiting?.reason !== undefined) out.waitingReason = c.state.waiting.reason;
+  if (c.state?.waiting?.message !== undefined) out.waitingMessage = c.state.waiting.message;
+  if (terminated?.exitCode !== undefined) out.terminatedExitCode = terminated.exitCode;
+  const message = terminated?.message ?? terminated?.reason;
+  if (message !== undefined) out.terminatedMessage = message.trim();
+  return out;
+}

@@ -1,0 +1,210 @@
+/**
+ * `reconcile(namespace, name)`: read the suite as it is now, decide purely what should exist, write
+ * only what differs, and write status only when it changed (CONVENTIONS.md §3, §5, §6). It never
+ * branches on what event woke it. Deleting a suite is garbage collection's job.
+ *
+ * No-op detection: every applied object carries `clinicalsuite.ai/applied-hash`, the hash of what
+ * was applied; an object whose annotation matches the desired hash is not written again, so a
+ * reconcile with nothing changed makes no API writes.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  API_VERSION,
+  COMPONENTS,
+  KIND,
+  LABEL_COMPONENT,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  effectiveDependsOn,
+  parseSuite,
+  type ComponentKey,
+  type SuiteStatus,
+} from '../api/v1alpha1/index.js';
+import type { KubeClient, KubeObjectLike } from '../k8s/client.js';
+import {
+  ResourceProfileError,
+  authSecretName,
+  buildComponentObjects,
+  componentsInRolloutOrder,
+  configHash,
+  ownedSuite,
+  ownerReference,
+  selectorLabels,
+  serviceUrl,
+  stableJson,
+  type KubeObject,
+  type OperatorConfig,
+  type OwnedSuite,
+} from '../resources/index.js';
+import { observeService } from './observe.js';
+import { computeStatus, judgeService, type ObservedService } from './status.js';
+
+export const ANNOTATION_APPLIED_HASH = 'clinicalsuite.ai/applied-hash';
+
+/** Kinds the operator creates, checked for leftovers of disabled services. */
+const OWNED_KINDS = [
+  ['apps/v1', 'Deployment'],
+  ['v1', 'Service'],
+  ['v1', 'ConfigMap'],
+  ['v1', 'PersistentVolumeClaim'],
+  ['policy/v1', 'PodDisruptionBudget'],
+  ['networking.k8s.io/v1', 'NetworkPolicy'],
+] as const;
+
+export interface ReconcileResult {
+  /** Look again after this long (a rollout in progress). */
+  readonly requeueAfterMs?: number;
+}
+
+interface RawSuite {
+  readonly metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation?: number;
+    deletionTimestamp?: string;
+  };
+  readonly status?: SuiteStatus;
+  readonly [key: string]: unknown;
+}
+
+export class Reconciler {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly config: OperatorConfig,
+    private readonly now: () => Date = () => new Date(),
+    private readonly requeueMs = 10_000,
+  ) {}
+
+  async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
+    const raw = await this.client.read<RawSuite>({
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name, namespace },
+    });
+    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {};
+    const suite = ownedSuite(parseSuite(raw));
+    await this.ensureAuthSecret(suite);
+
+    const observed: ObservedService[] = [];
+    const desired = new Set<string>();
+    const kept = new Set<string>();
+    const ready = new Set<ComponentKey>();
+    for (const key of componentsInRolloutOrder(suite)) {
+      const endpoint = serviceUrl(suite, key);
+      const waitingFor = effectiveDependsOn(suite.spec.services, key).filter((dep) => !ready.has(dep));
+      if (waitingFor.length > 0) {
+        // Rollout follows dependsOn: keep what exists, create nothing new until they are ready.
+        kept.add(COMPONENTS[key].dir);
+        observed.push({ component: key, endpoint, pods: [], waitingFor });
+        continue;
+      }
+      let objects: KubeObject[];
+      try {
+        objects = buildComponentObjects(suite, key, this.config);
+      } catch (error) {
+        if (!(error instanceof ResourceProfileError)) throw error;
+        observed.push({ component: key, endpoint, pods: [], buildError: error.message });
+        continue;
+      }
+      for (const obj of objects) {
+        // A ServiceMonitor only where the Prometheus operator's CRD is installed.
+        if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
+        desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
+        await this.ensureApplied(obj as unknown as KubeObjectLike);
+      }
+      const service = await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key));
+      observed.push(service);
+      if (judgeService(service).ready) ready.add(key);
+    }
+    await this.deleteLeftovers(suite, desired, kept);
+
+    const status = computeStatus(observed, raw.status, raw.metadata.generation, this.now().toISOString());
+    if (stableJson(status) !== stableJson(raw.status ?? null)) {
+      await this.client.applyStatus(
+        { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace } },
+        status,
+      );
+    }
+    return ready.size === observed.length ? {} : { requeueAfterMs: this.requeueMs };
+  }
+
+  private serviceMonitorCrd: { present: boolean; checkedAt: number } | undefined;
+
+  /** Whether the ServiceMonitor CRD exists, checked at most once a minute. */
+  private async hasServiceMonitorCrd(): Promise<boolean> {
+    const at = this.now().getTime();
+    if (this.serviceMonitorCrd === undefined || at - this.serviceMonitorCrd.checkedAt > 60_000) {
+      const crd = await this.client.read({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+      });
+      this.serviceMonitorCrd = { present: crd !== undefined, checkedAt: at };
+    }
+    return this.serviceMonitorCrd.present;
+  }
+
+  /** Applies `obj` unless the object in the cluster was applied from the same desired state. */
+  private async ensureApplied(obj: KubeObjectLike): Promise<void> {
+    const hash = configHash(obj);
+    const current = await this.client.read<{ metadata?: { annotations?: Record<string, string> } }>(obj);
+    if (current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return;
+    const annotations = {
+      ...(obj.metadata['annotations'] as Record<string, string> | undefined),
+      [ANNOTATION_APPLIED_HASH]: hash,
+    };
+    await this.client.apply({ ...obj, metadata: { ...obj.metadata, annotations } });
+  }
+
+  /** The default auth Secret: generated once with random tokens, never rewritten. */
+  private async ensureAuthSecret(suite: OwnedSuite): Promise<void> {
+    const { apiTokenSecretRef, agentTokenSecretRef } = suite.spec.auth;
+    if (apiTokenSecretRef !== undefined && agentTokenSecretRef !== undefined) return;
+    const ref = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: authSecretName(suite), namespace: suite.metadata.namespace },
+    };
+    if ((await this.client.read(ref)) !== undefined) return;
+    const token = () => randomBytes(32).toString('base64url');
+    await this.client.apply({
+      ...ref,
+      metadata: {
+        ...ref.metadata,
+        labels: { [LABEL_INSTANCE]: suite.metadata.name, [LABEL_MANAGED_BY]: MANAGED_BY },
+        ownerReferences: [ownerReference(suite)],
+      },
+      type: 'Opaque',
+      stringData: { 'api-token': token(), 'agent-token': token() },
+    });
+  }
+
+  /** Deletes objects this suite owns that are no longer desired (a service was disabled). */
+  private async deleteLeftovers(
+    suite: OwnedSuite,
+    desired: ReadonlySet<string>,
+    kept: ReadonlySet<string>,
+  ): Promise<void> {
+    const selector = `${LABEL_INSTANCE}=${suite.metadata.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+    for (const [apiVersion, kind] of OWNED_KINDS) {
+      const items = await this.client.list<
+        KubeObjectLike & {
+          metadata: { ownerReferences?: { uid: string }[]; labels?: Record<string, string> };
+        }
+      >(apiVersion, kind, suite.metadata.namespace, selector);
+      for (const item of items) {
+        const owned = item.metadata.ownerReferences?.some((o) => o.uid === suite.metadata.uid) ?? false;
+        const component = item.metadata.labels?.[LABEL_COMPONENT] ?? '';
+        if (owned && !kept.has(component) && !desired.has(`${apiVersion}/${kind}/${item.metadata.name}`)) {
+          await this.client.delete({
+            apiVersion,
+            kind,
+            metadata: { name: item.metadata.name, namespace: suite.metadata.namespace },
+          });
+        }
+      }
+    }
+  }
+}
