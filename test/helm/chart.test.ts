@@ -1,0 +1,152 @@
+/**
+ * The operator's Helm chart with the real `helm` (built with the control plane): lint, what the
+ * templates render, values rejected by values.schema.json, and an install on the test control
+ * plane that brings the operator's Deployment up.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { parseAllDocuments } from 'yaml';
+import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
+import {
+  binaries,
+  clusterLayout,
+  missingBinaries,
+  readVersions,
+} from '../../operator/src/dev/cluster/layout.js';
+
+const REPO = new URL('../../', import.meta.url).pathname;
+const CHART = join(REPO, 'helm', 'clinical-suite');
+const skip = missingBinaries().length > 0 && process.env['CLUSTER_TESTS'] === 'skip';
+const bins = binaries(clusterLayout(), readVersions());
+
+function helm(args: string[], env: Record<string, string> = {}): { code: number; out: string; err: string } {
+  const r = spawnSync(bins.helm, args, {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, HELM_CACHE_HOME: '/tmp/helm-cache', HELM_CONFIG_HOME: '/tmp/helm-config', ...env },
+  });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
+interface Rendered {
+  kind: string;
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+  rules?: { verbs: string[]; resources: string[] }[];
+}
+
+function render(...set: string[]): Rendered[] {
+  const r = helm(['template', 'cs', CHART, '--namespace', 'ops', ...set.flatMap((s) => ['--set', s])]);
+  if (r.code !== 0) throw new Error(r.err);
+  return parseAllDocuments(r.out)
+    .map((d) => d.toJS() as Rendered | null)
+    .filter((d): d is Rendered => d !== null);
+}
+
+(skip ? describe.skip : describe)('helm chart clinical-suite', () => {
+  it('passes helm lint', () => {
+    const r = helm(['lint', CHART, '--strict']);
+    expect(r.err + r.out).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(r.code).toBe(0);
+  });
+
+  it('ships the CRD generated from the API schema', () => {
+    expect(readFileSync(join(CHART, 'crds', 'clinicalsuite.ai_clinicalsuites.yaml'), 'utf8')).toBe(
+      readFileSync(join(REPO, 'crds', 'clinicalsuite.ai_clinicalsuites.yaml'), 'utf8'),
+    );
+  });
+
+  it('renders a restricted operator Deployment with leader election and a config checksum', () => {
+    const docs = render();
+    const deployment = docs.find((d) => d.kind === 'Deployment') as unknown as {
+      spec: {
+        template: { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
+      };
+    };
+    const pod = deployment.spec.template.spec as {
+      securityContext: Record<string, unknown>;
+      containers: { securityContext: Record<string, unknown>; env: { name: string; value?: string }[] }[];
+    };
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.containers[0]!.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.containers[0]!.env).toContainEqual({ name: 'LEADER_ELECT', value: 'true' });
+    expect(deployment.spec.template.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+    const changed = render('operatorConfig.resourceProfiles.x.requests.cpu=1').find(
+      (d) => d.kind === 'Deployment',
+    ) as unknown as typeof deployment;
+    expect(changed.spec.template.metadata.annotations['checksum/config']).not.toBe(
+      deployment.spec.template.metadata.annotations['checksum/config'],
+    );
+    expect(docs.some((d) => d.kind === 'ServiceMonitor')).toBe(false);
+    expect(render('metrics.serviceMonitor.enabled=true').some((d) => d.kind === 'ServiceMonitor')).toBe(true);
+  });
+
+  it('grants least privilege: no wildcards, read-only pods, status through its subresource', () => {
+    const roles = render().filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role');
+    const rules = roles.flatMap((r) => r.rules ?? []);
+    expect(rules.flatMap((r) => [...r.verbs, ...r.resources])).not.toContain('*');
+    expect(rules.find((r) => r.resources.includes('pods'))?.verbs).toEqual(['get', 'list', 'watch']);
+    expect(rules.find((r) => r.resources.includes('clinicalsuites'))?.verbs).toEqual([
+      'get',
+      'list',
+      'watch',
+    ]);
+    expect(rules.find((r) => r.resources.includes('leases'))?.verbs).toEqual(['get', 'create', 'update']);
+  });
+
+  it('rejects bad values through values.schema.json', () => {
+    const r = helm([
+      'template',
+      'cs',
+      CHART,
+      '--set',
+      'replicaCount=0',
+      '--set',
+      'image.pullPolicy=Sometimes',
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain("at '/replicaCount': minimum: got 0, want 1");
+    expect(r.err).toContain('/image/pullPolicy');
+  });
+
+  describe('installed on the test control plane', () => {
+    let info: ClusterInfo;
+    beforeAll(async () => {
+      info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });
+    }, 90 * 60_000);
+
+    it('installs the CRD and brings the operator Deployment up', () => {
+      const ns = `helm-${Date.now().toString(36)}`;
+      const env = { KUBECONFIG: info.kubeconfig };
+      const install = helm(
+        ['install', 'cs', CHART, '--namespace', ns, '--create-namespace', '--wait', '--timeout', '90s'],
+        env,
+      );
+      expect(install.err).toBe('');
+      expect(install.code).toBe(0);
+      const kubectl = (args: string[]) =>
+        spawnSync(bins.kubectl, args, { encoding: 'utf8', env: { ...process.env, ...env } });
+      expect(kubectl(['get', 'crd', 'clinicalsuites.clinicalsuite.ai']).status).toBe(0);
+      const ready = kubectl([
+        'get',
+        'deployment',
+        'cs-clinical-suite',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.status.readyReplicas}',
+      ]);
+      expect(ready.stdout).toBe('1');
+      expect(helm(['uninstall', 'cs', '--namespace', ns], env).code).toBe(0);
+    }, 120_000);
+  });
+});
