@@ -13,6 +13,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from './controller/controller.js';
 import { Reconciler } from './controller/reconcile.js';
 import { KubeClient } from './k8s/client.js';
+import { EventRecorder } from './k8s/events.js';
 import { LeaderElector } from './k8s/lease.js';
 import { watchSuites, type Watcher } from './k8s/watch.js';
 import { DEFAULT_OPERATOR_CONFIG, parseOperatorConfig } from './resources/index.js';
@@ -63,7 +64,7 @@ runMain(async () => {
   kc.loadFromDefault();
   const client = new KubeClient(kc, (verb, kind) => writes.inc({ verb, kind }));
   const controller = new Controller({
-    reconciler: new Reconciler(client, operatorConfig),
+    reconciler: new Reconciler(client, operatorConfig, undefined, undefined, new EventRecorder(client)),
     registry: kit.metrics.registry,
     logger,
     workers: config.WORKERS,

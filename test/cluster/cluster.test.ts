@@ -115,6 +115,7 @@ const condition = (pod: V1Pod, type: string): V1PodCondition | undefined =>
         expect(node.status?.allocatable?.[GPU_RESOURCE]).toBe('4');
         expect(node.status?.capacity?.[GPU_RESOURCE]).toBe('4');
         expect(node.metadata?.labels?.['nvidia.com/gpu.product']).toBe('NVIDIA-L4');
+        expect(node.spec?.taints).toEqual([{ key: GPU_RESOURCE, value: 'present', effect: 'NoSchedule' }]);
       }
       for (const name of CPU_NODES) {
         expect(byName.get(name)!.status?.allocatable?.[GPU_RESOURCE]).toBeUndefined();
@@ -133,6 +134,7 @@ const condition = (pod: V1Pod, type: string): V1PodCondition | undefined =>
             template: {
               metadata: { labels },
               spec: {
+                tolerations: [{ key: GPU_RESOURCE, operator: 'Exists', effect: 'NoSchedule' }],
                 containers: [
                   {
                     name: 'worker',
@@ -165,6 +167,7 @@ const condition = (pod: V1Pod, type: string): V1PodCondition | undefined =>
         body: {
           metadata: { name: 'too-many-gpus' },
           spec: {
+            tolerations: [{ key: GPU_RESOURCE, operator: 'Exists', effect: 'NoSchedule' }],
             containers: [
               {
                 name: 'worker',

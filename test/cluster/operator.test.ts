@@ -108,9 +108,11 @@ async function eventually<T>(
   }
 }
 
+const namespaces: string[] = [];
 function namespace(name: string): string {
   const ns = `${name}-${Date.now().toString(36)}`;
   kubectlOk(['create', 'namespace', ns]);
+  namespaces.push(ns);
   return ns;
 }
 
@@ -163,6 +165,7 @@ function readyMessage(ns: string, name: string): string {
   }, SETUP_TIMEOUT_MS);
 
   afterAll(() => {
+    for (const ns of namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
     operator.child.kill('SIGTERM');
     for (const child of extra) child.kill('SIGKILL');
   });
@@ -186,6 +189,25 @@ function readyMessage(ns: string, name: string): string {
     ]);
     const row = kubectlOk(['get', 'clinicalsuite', 'minimal-cpu', '-n', ns, '--no-headers']);
     expect(row).toMatch(/^minimal-cpu\s+True\s+3\/3\s+/);
+
+    // Each meaningful step is an event on the suite (the Ready one follows the status write).
+    type Events = { items: { type: string; reason: string; message: string }[] };
+    const events = await eventually('the Ready event', () => {
+      const list = jsonOf([
+        'get',
+        'events',
+        '-n',
+        ns,
+        '--field-selector',
+        'involvedObject.kind=ClinicalSuite',
+      ]) as Events;
+      return list.items.some((e) => e.reason === 'AllServicesReady') ? list : undefined;
+    });
+    expect(events.items.find((e) => e.reason === 'AllServicesReady')).toMatchObject({
+      type: 'Normal',
+      message: '3/3 services ready',
+    });
+    expect(events.items.find((e) => e.reason === 'Applied')?.message).toMatch(/^\w+: applied /);
 
     // A reconcile with nothing changed writes nothing.
     const before = await operator.writes();

@@ -22,6 +22,7 @@ import {
   type SuiteStatus,
 } from '../api/v1alpha1/index.js';
 import type { KubeClient, KubeObjectLike } from '../k8s/client.js';
+import type { EventRecorder, InvolvedObject } from '../k8s/events.js';
 import {
   ResourceProfileError,
   authSecretName,
@@ -75,6 +76,7 @@ export class Reconciler {
     private readonly config: OperatorConfig,
     private readonly now: () => Date = () => new Date(),
     private readonly requeueMs = 10_000,
+    private readonly events?: EventRecorder,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
@@ -108,12 +110,16 @@ export class Reconciler {
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
+      const applied: string[] = [];
       for (const obj of objects) {
         // A ServiceMonitor only where the Prometheus operator's CRD is installed.
         if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
         desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
-        await this.ensureApplied(obj as unknown as KubeObjectLike);
+        if (await this.ensureApplied(obj as unknown as KubeObjectLike))
+          applied.push(`${obj.kind} ${obj.metadata.name}`);
       }
+      if (applied.length > 0)
+        await this.event(suite, 'Normal', 'Applied', `${key}: applied ${applied.join(', ')}`);
       const service = await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key));
       observed.push(service);
       if (judgeService(service).ready) ready.add(key);
@@ -126,8 +132,31 @@ export class Reconciler {
         { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace } },
         status,
       );
+      const before = raw.status?.conditions?.find((c) => c.type === 'Ready');
+      const after = status.conditions?.find((c) => c.type === 'Ready');
+      if (after !== undefined && (before?.status !== after.status || before.reason !== after.reason)) {
+        await this.event(suite, after.status === 'True' ? 'Normal' : 'Warning', after.reason, after.message);
+      }
     }
     return ready.size === observed.length ? {} : { requeueAfterMs: this.requeueMs };
+  }
+
+  private async event(
+    suite: OwnedSuite,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    if (this.events === undefined) return;
+    const on: InvolvedObject = {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      name: suite.metadata.name,
+      namespace: suite.metadata.namespace,
+      uid: suite.metadata.uid,
+    };
+    // An event is informative: failing to record one must not fail the reconcile.
+    await this.events.record(on, type, reason, message).catch(() => undefined);
   }
 
   private serviceMonitorCrd: { present: boolean; checkedAt: number } | undefined;
@@ -147,15 +176,17 @@ export class Reconciler {
   }
 
   /** Applies `obj` unless the object in the cluster was applied from the same desired state. */
-  private async ensureApplied(obj: KubeObjectLike): Promise<void> {
+  /** True when it wrote. */
+  private async ensureApplied(obj: KubeObjectLike): Promise<boolean> {
     const hash = configHash(obj);
     const current = await this.client.read<{ metadata?: { annotations?: Record<string, string> } }>(obj);
-    if (current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return;
+    if (current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return false;
     const annotations = {
       ...(obj.metadata['annotations'] as Record<string, string> | undefined),
       [ANNOTATION_APPLIED_HASH]: hash,
     };
     await this.client.apply({ ...obj, metadata: { ...obj.metadata, annotations } });
+    return true;
   }
 
   /** The default auth Secret: generated once with random tokens, never rewritten. */

@@ -28,6 +28,7 @@ export interface NodeObject {
   apiVersion: 'v1';
   kind: 'Node';
   metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: { taints: { key: string; value?: string; effect: string }[] };
   status: { capacity: Record<string, string>; allocatable: Record<string, string> };
 }
 
@@ -60,6 +61,9 @@ export function buildFakeNode(spec: FakeNodeSpec): NodeObject {
       labels,
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
+    // GPU nodes carry the taint managed clusters put on them (GKE, AKS), so only pods that ask for
+    // a GPU (and tolerate it) land there: CPU pods cannot crowd the GPU nodes out.
+    spec: { taints: spec.gpus > 0 ? [{ key: GPU_RESOURCE, value: 'present', effect: 'NoSchedule' }] : [] },
     status: { capacity: { ...resources }, allocatable: { ...resources } },
   };
 }
