@@ -309,6 +309,28 @@ function readyMessage(ns: string, name: string): string {
     expect(typo.err).toMatch(/unknown field "spec\.services\.lmm"/);
   });
 
+  it('reports a dependsOn cycle (which the CRD cannot check) as InvalidSpec in status', async () => {
+    const ns = namespace('cycle');
+    const cyclic = {
+      apiVersion: 'clinicalsuite.ai/v1alpha1',
+      kind: 'ClinicalSuite',
+      metadata: { name: 'cycle' },
+      spec: {
+        services: {
+          llm: { enabled: true, dependsOn: ['agent'] },
+          agent: { enabled: true, dependsOn: ['llm'] },
+        },
+      },
+    };
+    kubectlOk(['apply', '-n', ns, '-f', '-'], stringify(cyclic));
+    const message = await eventually('the InvalidSpec condition', () => {
+      const m = readyMessage(ns, 'cycle');
+      return m.startsWith('False') ? m : undefined;
+    });
+    expect(message).toMatch(/cycle/i);
+    expect(kubectlOk(['get', 'deployments', '-n', ns, '-o', 'name']).trim()).toBe('');
+  });
+
   it('garbage-collects a deleted suite but keeps retained model volumes', async () => {
     const ns = namespace('retain');
     const suite = parse(sample('minimal-cpu')) as { spec: Record<string, unknown> };

@@ -18,6 +18,7 @@ import {
   MANAGED_BY,
   effectiveDependsOn,
   parseSuite,
+  SuiteValidationError,
   type ComponentKey,
   type SuiteStatus,
 } from '../api/v1alpha1/index.js';
@@ -39,7 +40,7 @@ import {
   type OwnedSuite,
 } from '../resources/index.js';
 import { observeService } from './observe.js';
-import { computeStatus, judgeService, type ObservedService } from './status.js';
+import { computeStatus, invalidSpecStatus, judgeService, type ObservedService } from './status.js';
 
 export const ANNOTATION_APPLIED_HASH = 'clinicalsuite.ai/applied-hash';
 
@@ -86,7 +87,26 @@ export class Reconciler {
       metadata: { name, namespace },
     });
     if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {};
-    const suite = ownedSuite(parseSuite(raw));
+    let suite: OwnedSuite;
+    try {
+      suite = ownedSuite(parseSuite(raw));
+    } catch (error) {
+      // Rules the CRD cannot express (a dependsOn cycle …): say so in status; nothing to retry.
+      if (!(error instanceof SuiteValidationError)) throw error;
+      const status = invalidSpecStatus(
+        error.message,
+        raw.status,
+        raw.metadata.generation,
+        this.now().toISOString(),
+      );
+      if (stableJson(status) !== stableJson(raw.status ?? null)) {
+        await this.client.applyStatus(
+          { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace } },
+          status,
+        );
+      }
+      return {};
+    }
     await this.ensureAuthSecret(suite);
 
     const observed: ObservedService[] = [];

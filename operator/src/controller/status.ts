@@ -257,3 +257,24 @@ export function computeStatus(
     services,
   };
 }
+
+/** The status of a suite whose spec the operator cannot act on (a rule the CRD cannot express). */
+export function invalidSpecStatus(
+  message: string,
+  previous: SuiteStatus | undefined,
+  generation: number | undefined,
+  now: string,
+): SuiteStatus {
+  const verdict: Verdict = {
+    ready: false,
+    progressing: false,
+    degraded: true,
+    reason: 'InvalidSpec',
+    message,
+  };
+  return {
+    ...previous,
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: conditionsOf(verdict, previous?.conditions, generation, now),
+  };
+}
