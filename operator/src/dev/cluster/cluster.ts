@@ -8,11 +8,9 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { apply, call, get, type Endpoint } from './api.js';
+import { call } from './api.js';
 import {
   apiserverArgs,
   apiserverUrl,
@@ -26,7 +24,7 @@ import {
   type ComponentPaths,
   type Ports,
 } from './components.js';
-import { buildFakeNode, buildNvidiaRuntimeClass, buildStorageClass, FAKE_NODES } from './fixtures.js';
+import { applyFixtures, waitForWorkloadReadiness } from './seed.js';
 import {
   binaries,
   BUILD_SCRIPT,
@@ -41,32 +39,22 @@ import {
 } from './layout.js';
 import { IDENTITIES, makePki } from './pki.js';
 import {
-  findProcesses,
-  isOurProcess,
-  readPid,
-  startDetached,
-  stopProcess,
-  tail,
-  type Matcher,
-} from './processes.js';
+  adminCredentials,
+  adminEndpoint,
+  freePorts,
+  FatalError,
+  ownedBy,
+  readState,
+  readyz,
+  waitFor,
+  withLock,
+  writeState,
+  type ClusterState,
+  type Log,
+  type ProcessRecord,
+} from './state.js';
 
-export type Log = (line: string) => void;
-
-export interface ProcessRecord {
-  pid: number;
-  bin: string;
-  log: string;
-  pidFile: string;
-}
-
-export interface ClusterState {
-  startedAt: string;
-  server: string;
-  versions: Versions;
-  ports: Ports;
-  kubeconfig: string;
-  processes: Partial<Record<Component, ProcessRecord>>;
-}
+import { findProcesses, isOurProcess, readPid, startDetached, stopProcess, tail } from './processes.js';
 
 export interface ClusterInfo {
   kubeconfig: string;
@@ -95,13 +83,6 @@ const STOP_ORDER: readonly Component[] = [
 ];
 const STARTUP_TIMEOUT_MS = 120_000;
 
-/** A process of this cluster: one of our cached binaries, started with this cluster's paths. */
-function ownedBy(layout: ClusterLayout, component?: Component): Matcher {
-  const prefix = join(layout.binDir, component ? `${component}-` : '');
-  return (argv) =>
-    argv[0] !== undefined && argv[0].startsWith(prefix) && argv.slice(1).some((a) => a.includes(layout.dir));
-}
-
 // ---------------------------------------------------------------------------------------------
 // build
 
@@ -121,164 +102,6 @@ export async function ensureBuilt(log: Log = () => undefined, layout = clusterLa
   if (code !== 0) throw new Error(`${BUILD_SCRIPT} failed (exit ${code ?? 'signal'}); see its output above`);
   const still = missingBinaries(layout);
   if (still.length > 0) throw new Error(`build.sh finished but these are missing: ${still.join(', ')}`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// state, lock, small helpers
-
-export async function readState(layout = clusterLayout()): Promise<ClusterState | undefined> {
-  try {
-    return JSON.parse(await readFile(layout.stateFile, 'utf8')) as ClusterState;
-  } catch {
-    return undefined;
-  }
-}
-
-async function writeState(layout: ClusterLayout, state: ClusterState): Promise<void> {
-  await writeFile(`${layout.stateFile}.tmp`, JSON.stringify(state, null, 2) + '\n');
-  await rename(`${layout.stateFile}.tmp`, layout.stateFile);
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** One `up`/`down` at a time per CLINICALSUITE_HOME (the CLI, parallel jest workers, CI). */
-async function withLock<T>(layout: ClusterLayout, fn: () => Promise<T>, timeoutMs = 10 * 60_000): Promise<T> {
-  await mkdir(layout.dir, { recursive: true });
-  const owner = join(layout.lockDir, 'pid');
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await mkdir(layout.lockDir);
-      await writeFile(owner, `${process.pid}\n`);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = await readPid(owner);
-      const age = Date.now() - (await stat(layout.lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      if ((pid !== undefined && !pidAlive(pid)) || (pid === undefined && age > 30_000)) {
-        await rm(layout.lockDir, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${layout.lockDir} (held by pid ${pid})`);
-      await sleep(250);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await rm(layout.lockDir, { recursive: true, force: true });
-  }
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, HOST, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
-async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (error) {
-      last = error;
-      if (error instanceof FatalError) throw error;
-    }
-    if (Date.now() > deadline) {
-      const why = last instanceof Error ? `: ${last.message}` : '';
-      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${why}`);
-    }
-    await sleep(250);
-  }
-}
-
-class FatalError extends Error {}
-
-function adminEndpoint(state: Pick<ClusterState, 'server'>, caPem: string, token: string): Endpoint {
-  return { server: state.server, ca: caPem, token };
-}
-
-async function readyz(endpoint: Endpoint): Promise<boolean> {
-  try {
-    const res = await call(endpoint, 'GET', '/readyz', undefined, undefined, 3_000);
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-}
-
-async function adminCredentials(layout: ClusterLayout): Promise<{ token: string; caPem: string }> {
-  const caPem = await readFile(join(layout.pkiDir, 'ca.crt'), 'utf8');
-  const user = IDENTITIES.admin.user;
-  const line = (await readFile(join(layout.pkiDir, 'tokens.csv'), 'utf8'))
-    .split('\n')
-    .find((l) => l.split(',')[1] === user);
-  if (!line) throw new Error(`no token for ${user} in ${layout.pkiDir}/tokens.csv`);
-  return { token: line.split(',')[0] ?? '', caPem };
-}
-
-// ---------------------------------------------------------------------------------------------
-// fixtures: nodes, storage class, the nvidia runtime class
-
-interface NodeList {
-  items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
-}
-
-async function applyFixtures(endpoint: Endpoint): Promise<void> {
-  await apply(endpoint, '/apis/storage.k8s.io/v1/storageclasses/kwok-volume', buildStorageClass());
-  await apply(endpoint, '/apis/node.k8s.io/v1/runtimeclasses/nvidia', buildNvidiaRuntimeClass());
-  for (const spec of FAKE_NODES) {
-    const node = buildFakeNode(spec);
-    const path = `/api/v1/nodes/${node.metadata.name}`;
-    const { status, ...object } = node;
-    await apply(endpoint, path, object);
-    // Capacity lives in status, which an apply of the object itself ignores.
-    await apply(endpoint, `${path}/status`, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: spec.name },
-      status,
-    });
-  }
-}
-
-async function waitForWorkloadReadiness(endpoint: Endpoint, log: Log): Promise<void> {
-  await waitFor(`${FAKE_NODES.length} Ready nodes (kwok)`, 60_000, async () => {
-    const list = await get<NodeList>(endpoint, '/api/v1/nodes');
-    const ready = (list?.items ?? []).filter((n) =>
-      (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-    );
-    return ready.length >= FAKE_NODES.length;
-  });
-  // Pods are refused until the controller-manager has made the namespace's default service account.
-  await waitFor(
-    'the default service account',
-    60_000,
-    async () =>
-      (await get<object>(endpoint, '/api/v1/namespaces/default/serviceaccounts/default')) !== undefined,
-  );
-  log(`${FAKE_NODES.length} nodes Ready`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,65 +376,5 @@ export async function down(options: { log?: Log; layout?: ClusterLayout } = {}):
   return withLock(layout, () => stopAll(layout, options.log ?? (() => undefined)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// status
-
-export interface ComponentStatus {
-  component: Component;
-  pid?: number;
-  running: boolean;
-  log: string;
-}
-
-export interface ClusterStatus {
-  up: boolean;
-  server?: string;
-  kubeconfig: string;
-  versions: Versions;
-  startedAt?: string;
-  ready: boolean;
-  components: ComponentStatus[];
-  nodes: { name: string; ready: boolean }[];
-  missingBinaries: string[];
-}
-
-export async function status(layout = clusterLayout()): Promise<ClusterStatus> {
-  const state = await readState(layout);
-  const versions = readVersions();
-  const components = COMPONENTS.map((component): ComponentStatus => {
-    const rec = state?.processes[component];
-    return {
-      component,
-      ...(rec ? { pid: rec.pid } : {}),
-      running: rec !== undefined && isOurProcess(rec.pid, ownedBy(layout, component)),
-      log: join(layout.logsDir, `${component}.log`),
-    };
-  });
-  let ready = false;
-  let nodes: ClusterStatus['nodes'] = [];
-  if (state) {
-    try {
-      const creds = await adminCredentials(layout);
-      const endpoint = adminEndpoint(state, creds.caPem, creds.token);
-      ready = await readyz(endpoint);
-      if (ready) {
-        nodes = ((await get<NodeList>(endpoint, '/api/v1/nodes'))?.items ?? []).map((n) => ({
-          name: n.metadata.name,
-          ready: (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-        }));
-      }
-    } catch {
-      ready = false;
-    }
-  }
-  return {
-    up: state !== undefined && components.every((c) => c.running) && ready,
-    ...(state ? { server: state.server, startedAt: state.startedAt } : {}),
-    kubeconfig: layout.kubeconfig,
-    versions: state?.versions ?? versions,
-    ready,
-    components,
-    nodes,
-    missingBinaries: missingBinaries(layout, versions),
-  };
-}
+export { readState, type ClusterState, type Log, type ProcessRecord } from './state.js';
+export { status, type ClusterStatus, type ComponentStatus } from './status.js';
