@@ -49,6 +49,7 @@ describe('chat completions through the openai SDK', () => {
       prompt_tokens: a.usage!.prompt_tokens,
       completion_tokens: 40,
       total_tokens: a.usage!.prompt_tokens + 40,
+      prompt_tokens_details: { cached_tokens: expect.any(Number) },
     });
   });
 

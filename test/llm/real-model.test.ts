@@ -23,7 +23,6 @@ if (!present)
       THREADS: '2',
       CONTEXT_SIZE: '1024',
       MAX_CONCURRENCY: '2',
-      SPARE_SEQUENCES: '0',
     });
   }, 60_000);
   afterAll(() => srv.close());

@@ -96,7 +96,12 @@ describe('a loaded service', () => {
       response: expect.any(String),
       model: 'alpha-2-9b-it',
       elapsed_time: expect.stringMatching(/^\d+\.\d{2}s$/),
-      usage: { prompt_tokens: expect.any(Number), completion_tokens: 12, total_tokens: expect.any(Number) },
+      usage: {
+        prompt_tokens: expect.any(Number),
+        completion_tokens: 12,
+        total_tokens: expect.any(Number),
+        prompt_tokens_details: { cached_tokens: expect.any(Number) },
+      },
     });
     const again = (await (
       await post(`${srv.url}/chat`, { prompt: 'Đau đầu, sốt cao', max_tokens: 12, temperature: 0 })

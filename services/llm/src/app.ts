@@ -85,6 +85,7 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
             if (engine === undefined) return 0;
             return engine.contextTokensInUse() / (engine.contextSize * config.MAX_CONCURRENCY);
           },
+          batching: () => host.engine?.batching() ?? { steps: 0, sequences: 0 },
         }),
         modelNames: () => [config.MODEL_ALIAS, file, file.replace(/\.gguf$/i, '')],
       };
@@ -104,7 +105,7 @@ function defaultLoader(config: LlmConfig, logger: Logger): (path: string) => Pro
   return (path) =>
     loadLlamaEngine({
       modelPath: path,
-      sequences: config.MAX_CONCURRENCY + config.spareSequences,
+      sequences: config.MAX_CONCURRENCY,
       contextSize: config.CONTEXT_SIZE,
       threads: config.threads,
       gpu: config.GPU === 'false' ? false : config.GPU,

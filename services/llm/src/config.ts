@@ -33,12 +33,6 @@ export const llmConfigSchema = kitConfigSchema({
   GPU: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'false']).default('auto'),
   /** Logical batch size of the context (tokens decoded per step, all sequences together). */
   BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
-  /**
-   * Extra context sequences beyond MAX_CONCURRENCY (default: as many again): a finished request's
-   * sequence is reclaimed only when no other is generating, so spares keep new requests from
-   * waiting for that. Each costs CONTEXT_SIZE tokens of KV cache.
-   */
-  SPARE_SEQUENCES: env.int({ min: 0, max: 1024 }).optional(),
   /** How often a missing model file is looked for again. */
   MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
 });
@@ -47,7 +41,6 @@ export type LlmConfig = z.output<typeof llmConfigSchema> & {
   /** MODEL_PATH, or the manifest's `llm` file under MODELS_DIR. */
   readonly modelPath: string;
   readonly threads: number;
-  readonly spareSequences: number;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -67,6 +60,5 @@ export function loadLlmConfig(source: Env = process.env): LlmConfig {
     ...config,
     modelPath,
     threads: config.THREADS ?? availableParallelism(),
-    spareSequences: config.SPARE_SEQUENCES ?? config.MAX_CONCURRENCY,
   };
 }

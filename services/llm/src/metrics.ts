@@ -35,6 +35,8 @@ export interface LlmMetricsSources {
   readonly waiting: () => number;
   /** Fraction of the KV cells (context size times sequences) holding tokens, 0..1. */
   readonly kvCacheUsage: () => number;
+  /** Decode steps and the sequences they decoded, since the model was loaded (0s before). */
+  readonly batching: () => { readonly steps: number; readonly sequences: number };
 }
 
 export function createLlmMetrics(kit: KitMetrics, sources: LlmMetricsSources): LlmMetrics {
@@ -64,6 +66,30 @@ export function createLlmMetrics(kit: KitMetrics, sources: LlmMetricsSources): L
       this.set(sources.kvCacheUsage());
     },
   });
+  // Counters read from the engine at scrape time; a reloaded engine starts again from 0.
+  const stepCounter = (name: string, help: string, read: () => number): void => {
+    let seen = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const now = read();
+        if (now > seen) this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
+  stepCounter(
+    `${p}engine_steps_total`,
+    'Decode steps: each one batch in which every request in work advances by a token (or its prompt).',
+    () => sources.batching().steps,
+  );
+  stepCounter(
+    `${p}engine_step_sequences_total`,
+    'Requests advanced by decode steps, summed: divided by llm_engine_steps_total, the mean batch size.',
+    () => sources.batching().sequences,
+  );
   const requestSuccess = new Counter({
     name: `${p}request_success_total`,
     help: 'Requests that finished, by finish reason (stop, length).',

@@ -22,6 +22,11 @@ export interface ModelDescription {
   readonly backendVersion: string;
 }
 
+export interface BatchingStats {
+  readonly steps: number;
+  readonly sequences: number;
+}
+
 export interface GenerateCallbacks {
   /** Text as it is produced (whole UTF-8 characters; stop sequences held back and cut). */
   readonly onText?: (text: string) => void;
@@ -47,6 +52,8 @@ export interface LlmEngine {
   ): Promise<GenerationResult>;
   /** Tokens held in the KV cache over all sequences. */
   contextTokensInUse(): number;
+  /** Decode steps since load, and the sequences they decoded (their ratio is the mean batch size). */
+  batching(): BatchingStats;
   /** Free the sequences' and the model's memory. */
   dispose(): Promise<void>;
 }

@@ -1,28 +1,39 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BadRequestError } from '@clinicalsuite/kit';
 import {
-  LlamaChat,
   LlamaLogLevel,
+  LlamaText,
   getLlama,
   getModuleVersion,
+  isLlamaText,
   resolveChatWrapper,
   type ChatHistoryItem,
   type ChatWrapper,
   type Llama,
   type LlamaContext,
-  type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
+  type Token,
 } from 'node-llama-cpp';
+import { StopText } from '../domain/stop-text.js';
 import type { ChatTurn, GenerationParams, GenerationResult, OutputFormat } from '../domain/types.js';
-import type { ChatTemplateInfo, GenerateCallbacks, LlmEngine, ModelDescription } from './engine.js';
+import type {
+  BatchingStats,
+  ChatTemplateInfo,
+  GenerateCallbacks,
+  LlmEngine,
+  ModelDescription,
+} from './engine.js';
+import { Generation } from './generation.js';
+import { Lockstep } from './lockstep.js';
+import { SequencePool } from './sequence-pool.js';
 
 /**
- * The engine on node-llama-cpp: one model, one context whose sequences (one per concurrency slot,
- * plus spares) are decoded together in shared batches, so the requests in work run at once. Each
- * request takes a fresh sequence (see `acquireSequence`), so no prompt prefix is reused.
+ * The engine on node-llama-cpp: one model, one context whose sequences (one per concurrency slot)
+ * are decoded together in shared batches, so the requests in work run at once: one `Lockstep` loop
+ * steps every generation together (lockstep.ts). A request reuses the idle sequence holding the
+ * longest prefix of its prompt (sequence-pool.ts).
  */
 
 /** Request schemas are checked by llama.cpp's grammar converter, not by TypeScript. */
@@ -30,7 +41,7 @@ type AnyJsonSchema = Parameters<Llama['createGrammarForJsonSchema']>[0];
 
 export interface LlamaEngineOptions {
   readonly modelPath: string;
-  /** Sequences: one per concurrency slot, plus spares (see `acquireSequence`). */
+  /** Sequences: one per concurrency slot. */
   readonly sequences: number;
   readonly contextSize: number;
   /** CPU threads; llama.cpp's default oversubscribes small machines badly. */
@@ -118,8 +129,9 @@ function chatWrapperOf(model: LlamaModel): { wrapper: ChatWrapper; template: Cha
 
 class LlamaEngine implements LlmEngine {
   readonly contextSize: number;
-  private readonly live = new Set<LlamaContextSequence>();
+  private readonly pool: SequencePool;
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  private readonly lockstep = new Lockstep<Token>();
 
   constructor(
     private readonly llama: Llama,
@@ -129,27 +141,7 @@ class LlamaEngine implements LlmEngine {
     readonly description: ModelDescription,
   ) {
     this.contextSize = context.contextSize;
-  }
-
-  /**
-   * A fresh sequence for every request. Reusing one would save re-evaluating a shared prefix, but
-   * node-llama-cpp 3.22 erases a reused sequence's old tokens under the context lock that its batch
-   * loop holds for as long as any other sequence is generating: a request on a reused sequence
-   * waited for every other generation to finish. A fresh sequence needs no erase; a finished one
-   * is disposed and its id comes back when the loop next idles. The context holds spare sequences
-   * (SPARE_SEQUENCES) so fresh ids exist while finished ones wait to be reclaimed.
-   */
-  private async acquireSequence(signal: AbortSignal): Promise<LlamaContextSequence> {
-    for (;;) {
-      if (signal.aborted) throw signal.reason as Error;
-      if (this.context.sequencesLeft > 0) {
-        const sequence = this.context.getSequence();
-        this.live.add(sequence);
-        sequence.onDispose.createListener(() => this.live.delete(sequence));
-        return sequence;
-      }
-      await sleep(2);
-    }
+    this.pool = new SequencePool(context, context.totalSequences);
   }
 
   countPromptTokens(turns: readonly ChatTurn[]): number {
@@ -157,10 +149,12 @@ class LlamaEngine implements LlmEngine {
     return contextText.tokenize(this.model.tokenizer).length;
   }
 
+  batching(): BatchingStats {
+    return this.lockstep.stats;
+  }
+
   contextTokensInUse(): number {
-    let sum = 0;
-    for (const s of this.live) if (!s.disposed) sum += s.nextTokenIndex;
-    return sum;
+    return this.pool.tokensInUse;
   }
 
   async generate(
@@ -170,50 +164,64 @@ class LlamaEngine implements LlmEngine {
     signal: AbortSignal,
   ): Promise<GenerationResult> {
     const grammar = await this.grammarFor(params.format);
-    const sequence = await this.acquireSequence(signal);
-    const chat = new LlamaChat({
-      contextSequence: sequence,
-      chatWrapper: this.chatWrapper,
-      autoDisposeSequence: false,
+    const state = this.chatWrapper.generateContextState({ chatHistory: history(turns) });
+    const prompt = state.contextText.tokenize(this.model.tokenizer);
+    const { tokenStops, textStops } = this.stopsOf(state.stopGenerationTriggers, grammar);
+    const { sequence, start } = await this.pool.acquire(prompt, signal);
+    return new Promise<GenerationResult>((resolve, reject) => {
+      let generation: Generation;
+      try {
+        generation = new Generation({
+          model: this.model,
+          sequence,
+          prompt,
+          start,
+          release: () => {
+            this.pool.release(sequence);
+          },
+          params,
+          grammar,
+          tokenStops,
+          text: new StopText([...params.stop, ...textStops], grammar?.trimWhitespaceSuffix ?? false),
+          callbacks,
+          signal,
+          resolve,
+          reject,
+        });
+      } catch (error) {
+        this.pool.release(sequence);
+        throw error;
+      }
+      this.lockstep.add(generation);
     });
-    let completionTokens = 0;
-    try {
-      const penalties = params.frequencyPenalty !== undefined || params.presencePenalty !== undefined;
-      const result = await chat.generateResponse(history(turns), {
-        maxTokens: params.maxTokens,
-        temperature: params.temperature,
-        ...(params.topP === undefined ? {} : { topP: params.topP }),
-        ...(params.seed === undefined ? {} : { seed: params.seed }),
-        ...(grammar === undefined ? {} : { grammar }),
-        ...(params.stop.length === 0 ? {} : { customStopTriggers: params.stop }),
-        repeatPenalty: penalties
-          ? {
-              penalty: 1,
-              frequencyPenalty: params.frequencyPenalty ?? 0,
-              presencePenalty: params.presencePenalty ?? 0,
-            }
-          : false,
-        signal,
-        stopOnAbortSignal: false,
-        ...(callbacks.onText === undefined ? {} : { onTextChunk: callbacks.onText }),
-        onToken: (tokens) => {
-          completionTokens += tokens.length;
-          callbacks.onTokens?.(tokens.length);
-        },
-      });
-      return {
-        text: result.response,
-        completionTokens,
-        finishReason: result.metadata.stopReason === 'maxTokens' ? 'length' : 'stop',
-      };
-    } catch (error) {
-      if (signal.aborted) throw signal.reason as Error;
-      throw error;
-    } finally {
-      chat.dispose();
-      // Its cells are freed when the context's batch loop next lets go of its lock.
-      void sequence.dispose();
+  }
+
+  /**
+   * The chat template's and the grammar's stop triggers: one that starts with a special token
+   * (`<end_of_turn>`, `<|im_end|>`, EOS) stops on that token; a plain-text one stops on its text.
+   * llama.cpp's end-of-generation tokens stop generation in any case.
+   */
+  private stopsOf(
+    triggers: readonly LlamaText[],
+    grammar: LlamaGrammar | undefined,
+  ): { tokenStops: ReadonlySet<Token>; textStops: string[] } {
+    const tokenStops = new Set<Token>();
+    const textStops: string[] = [];
+    const texts: LlamaText[] = [...triggers];
+    for (const trigger of grammar?.stopGenerationTriggers ?? []) {
+      if (typeof trigger === 'string') texts.push(LlamaText(trigger));
+      else if (isLlamaText(trigger)) texts.push(trigger);
+      else if (typeof trigger[0] === 'number') tokenStops.add(trigger[0]);
+      else if (trigger.every((part) => typeof part === 'string')) textStops.push(trigger.join(''));
     }
+    for (const text of texts) {
+      const tokens = text.tokenize(this.model.tokenizer);
+      const first = tokens[0];
+      if (first === undefined) continue;
+      if (this.model.isSpecialToken(first)) tokenStops.add(first);
+      else textStops.push(this.model.detokenize(tokens, false));
+    }
+    return { tokenStops, textStops };
   }
 
   private grammarFor(format: OutputFormat): Promise<LlamaGrammar> | undefined {

@@ -29,18 +29,22 @@ export interface GenerationResult {
   readonly text: string;
   readonly completionTokens: number;
   readonly finishReason: FinishReason;
+  /** Prompt tokens kept in the KV cache from an earlier request (not evaluated again). */
+  readonly cachedPromptTokens: number;
 }
 
 export interface Usage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
+  readonly prompt_tokens_details: { readonly cached_tokens: number };
 }
 
-export function usageOf(promptTokens: number, completionTokens: number): Usage {
+export function usageOf(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: cachedTokens },
   };
 }

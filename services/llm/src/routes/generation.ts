@@ -70,7 +70,11 @@ export async function runGeneration(
     metrics.promptTokens.inc(prepared.promptTokens);
     metrics.generationTokens.inc(result.completionTokens);
     metrics.requestSuccess.inc({ finished_reason: result.finishReason });
-    return { result, usage: usageOf(prepared.promptTokens, result.completionTokens), elapsedMs };
+    return {
+      result,
+      usage: usageOf(prepared.promptTokens, result.completionTokens, result.cachedPromptTokens),
+      elapsedMs,
+    };
   } catch (error) {
     const reason =
       error instanceof ClientClosedRequestError

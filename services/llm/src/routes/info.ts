@@ -4,6 +4,7 @@ import { summarizeGpu, type GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { BACKEND, SERVICE_NAME, healthBody, isoWithoutZone } from '../domain/health.js';
 import { ModelListSchema } from '../schemas/chat-completions.js';
 import { HealthSchema, StatusSchema, type Status } from '../schemas/health.js';
+import type { LlmEngine } from '../adapters/engine.js';
 import type { LlmRuntime } from './runtime.js';
 
 /** `/health` (the spec's body, 503 until the model is loaded), `/status` and `/v1/models`. */
@@ -66,6 +67,7 @@ export function statusRoute(rt: LlmRuntime, readiness: Readiness, gpu: GpuStatus
           queue_capacity: rt.gate.queueSize,
         },
         context_tokens_in_use: engine?.contextTokensInUse() ?? 0,
+        batching: batchingOf(engine),
         uptime_seconds: Math.max(0, Math.round((now.getTime() - rt.startedAt.getTime()) / 1000)),
         timestamp: isoWithoutZone(now),
         gpu: summarizeGpu(await gpu.read()),
@@ -95,4 +97,9 @@ export function modelsRoute(rt: LlmRuntime): AnyRoute {
       ],
     }),
   });
+}
+
+function batchingOf(engine: LlmEngine | undefined): Status['batching'] {
+  const { steps, sequences } = engine?.batching() ?? { steps: 0, sequences: 0 };
+  return { steps, mean_batch_size: steps === 0 ? 0 : Math.round((sequences / steps) * 100) / 100 };
 }

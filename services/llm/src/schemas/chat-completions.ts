@@ -65,6 +65,14 @@ export const UsageSchema = z.object({
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
   total_tokens: z.number().int(),
+  prompt_tokens_details: z
+    .object({
+      cached_tokens: z
+        .number()
+        .int()
+        .describe('Prompt tokens found in the KV cache from an earlier request, not evaluated again'),
+    })
+    .describe('As OpenAI reports it'),
 });
 
 export const FinishReasonSchema = z.enum(['stop', 'length']);

@@ -44,6 +44,14 @@ export const StatusSchema = z.object({
     queue_capacity: z.number().int(),
   }),
   context_tokens_in_use: z.number().int(),
+  batching: z
+    .object({
+      steps: z.number().int().describe('Decode steps since the model was loaded'),
+      mean_batch_size: z
+        .number()
+        .describe('Requests advanced per step on average: near MAX_CONCURRENCY when the slots are busy'),
+    })
+    .describe('How well concurrent requests share decode steps'),
   uptime_seconds: z.number(),
   timestamp: z.string(),
   gpu: GpuSummarySchema,

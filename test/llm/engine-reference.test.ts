@@ -1,0 +1,206 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  LlamaChat,
+  LlamaLogLevel,
+  getLlama,
+  resolveChatWrapper,
+  type ChatHistoryItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaGrammar,
+  type LlamaModel,
+} from 'node-llama-cpp';
+import type { LlmEngine } from '../../services/llm/src/adapters/engine.js';
+import { loadLlamaEngine } from '../../services/llm/src/adapters/llama-engine.js';
+import type { GenerationParams } from '../../services/llm/src/domain/types.js';
+import { tinyModelPath } from './helpers.js';
+
+// The service's engine steps its generations itself (one lockstep loop for all of them, its own
+// stop handling and detokenizing). Under greedy decoding it must give exactly the text that
+// node-llama-cpp's own LlamaChat gives for the same chat, alone or three at once.
+
+const REAL = join(
+  process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite'),
+  'models',
+  'llm',
+  'gemma-3-270m-q4_k_m.gguf',
+);
+
+interface Reference {
+  readonly llama: Llama;
+  readonly model: LlamaModel;
+  readonly context: LlamaContext;
+  reply(
+    prompt: string,
+    maxTokens: number,
+    options?: { stop?: string[]; grammar?: LlamaGrammar },
+  ): Promise<string>;
+}
+
+async function reference(modelPath: string, threads: number): Promise<Reference> {
+  const llama = await getLlama({ gpu: false, maxThreads: threads, logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({ contextSize: 512, sequences: 1, threads });
+  const chatWrapper = resolveChatWrapper(model);
+  const sequence = context.getSequence();
+  return {
+    llama,
+    model,
+    context,
+    async reply(prompt, maxTokens, options = {}) {
+      await sequence.clearHistory();
+      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: false });
+      const history: ChatHistoryItem[] = [
+        { type: 'user', text: prompt },
+        { type: 'model', response: [] },
+      ];
+      try {
+        const result = await chat.generateResponse(history, {
+          maxTokens,
+          temperature: 0,
+          repeatPenalty: false,
+          ...(options.stop === undefined ? {} : { customStopTriggers: options.stop }),
+          ...(options.grammar === undefined ? {} : { grammar: options.grammar }),
+        });
+        return result.response;
+      } finally {
+        chat.dispose();
+      }
+    },
+  };
+}
+
+function params(maxTokens: number, extra: Partial<GenerationParams> = {}): GenerationParams {
+  return { maxTokens, temperature: 0, stop: [], format: { type: 'text' }, ...extra };
+}
+
+const generate = (engine: LlmEngine, prompt: string, p: GenerationParams) =>
+  engine.generate([{ role: 'user', text: prompt }], p, {}, new AbortController().signal);
+
+describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)', () => {
+  let engine: LlmEngine;
+  let ref: Reference;
+  beforeAll(async () => {
+    engine = await loadLlamaEngine({
+      modelPath: tinyModelPath(),
+      sequences: 6,
+      contextSize: 512,
+      threads: 1,
+      gpu: false,
+      gpuLayers: 0,
+    });
+    ref = await reference(tinyModelPath(), 1);
+  }, 60_000);
+  afterAll(async () => {
+    await engine.dispose();
+    await ref.llama.dispose();
+  });
+
+  it('gives LlamaChat’s text for each prompt, alone and three at once, and counts every token', async () => {
+    const prompts = ['chest pain since this morning', 'Bệnh nhân sốt cao 3 ngày', 'headache'];
+    const expected = [];
+    for (const prompt of prompts) expected.push(await ref.reply(prompt, 30));
+    const together = await Promise.all(prompts.map((prompt) => generate(engine, prompt, params(30))));
+    expect(together.map((r) => r.text)).toEqual(expected);
+    expect(together.map((r) => r.finishReason)).toEqual(['length', 'length', 'length']);
+    expect(together.map((r) => r.completionTokens)).toEqual([30, 30, 30]);
+    const alone = await generate(engine, prompts[1]!, params(30));
+    expect(alone.text).toBe(expected[1]);
+  }, 60_000);
+
+  it('stops where LlamaChat stops on a custom stop sequence', async () => {
+    const free = await ref.reply('pulse 120', 30);
+    const stop = free.slice(10, 13);
+    const expected = await ref.reply('pulse 120', 30, { stop: [stop] });
+    const result = await generate(engine, 'pulse 120', params(30, { stop: [stop] }));
+    expect(result.text).toBe(expected);
+    expect(result.finishReason).toBe('stop');
+    expect(result.completionTokens).toBeLessThan(30);
+  }, 60_000);
+
+  it('streams exactly the reply, in pieces, and batches concurrent requests into shared steps', async () => {
+    const before = engine.batching();
+    const pieces: string[][] = [[], [], []];
+    const results = await Promise.all(
+      [0, 1, 2].map((i) =>
+        engine.generate(
+          [{ role: 'user', text: `patient ${String(i)}` }],
+          params(40),
+          { onText: (t) => pieces[i]!.push(t) },
+          new AbortController().signal,
+        ),
+      ),
+    );
+    results.forEach((r, i) => {
+      expect(pieces[i]!.join('')).toBe(r.text);
+      expect(pieces[i]!.length).toBeGreaterThan(5);
+    });
+    const after = engine.batching();
+    // Three generations of 40 tokens: 120 token steps (plus prompts) in about 40 shared steps.
+    const steps = after.steps - before.steps;
+    expect(after.sequences - before.sequences).toBe(120);
+    expect(steps).toBeLessThanOrEqual(42);
+  }, 60_000);
+
+  it('stops at once on abort, rejecting with the signal’s reason and freeing its sequence', async () => {
+    const controller = new AbortController();
+    const running = engine.generate([{ role: 'user', text: 'long' }], params(400), {}, controller.signal);
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort(new Error('client closed'));
+    await expect(running).rejects.toThrow('client closed');
+    for (let i = 0; i < 100 && engine.contextTokensInUse() > 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(engine.contextTokensInUse()).toBe(0);
+  }, 30_000);
+});
+
+(existsSync(REAL) ? describe : describe.skip)(
+  'the lockstep engine against LlamaChat (real llm-base GGUF)',
+  () => {
+    let engine: LlmEngine;
+    let ref: Reference;
+    beforeAll(async () => {
+      engine = await loadLlamaEngine({
+        modelPath: REAL,
+        sequences: 4,
+        contextSize: 512,
+        threads: 2,
+        gpu: false,
+        gpuLayers: 0,
+      });
+      ref = await reference(REAL, 2);
+    }, 120_000);
+    afterAll(async () => {
+      await engine.dispose();
+      await ref.llama.dispose();
+    });
+
+    it('gives LlamaChat’s text, English and Vietnamese, two at once', async () => {
+      const prompts = ['The main symptoms of dengue fever are', 'Triệu chứng chính của bệnh lao là'];
+      const expected = [];
+      for (const prompt of prompts) expected.push(await ref.reply(prompt, 24));
+      const together = await Promise.all(prompts.map((prompt) => generate(engine, prompt, params(24))));
+      expect(together.map((r) => r.text)).toEqual(expected);
+    }, 120_000);
+
+    it('gives the same text when a request reuses the cached prefix of an earlier one (sliding-window model)', async () => {
+      // Gemma 3 keeps most layers' KV in a sliding window: the kept prefix must still be exact.
+      const first = 'A 45-year-old woman presents with fever, cough and shortness of breath. The most likely';
+      const longer = `${first} diagnosis, given a travel history to Hanoi, is`;
+      const expected = [await ref.reply(first, 20), await ref.reply(longer, 20)];
+      const again = [
+        await generate(engine, first, params(20)),
+        await generate(engine, first, params(20)),
+        await generate(engine, longer, params(20)),
+      ];
+      expect(again.map((r) => r.text)).toEqual([expected[0], expected[0], expected[1]]);
+      // The second and third kept the prompt the first evaluated (all but its last token).
+      const firstTokens = ref.model.tokenize(first).length;
+      expect(again[1]!.cachedPromptTokens).toBeGreaterThanOrEqual(firstTokens);
+      expect(again[2]!.cachedPromptTokens).toBeGreaterThanOrEqual(firstTokens - 1);
+    }, 120_000);
+  },
+);
