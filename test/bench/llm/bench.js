@@ -37,8 +37,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '5');
 const SINGLE = Number(process.env.BENCH_SINGLE ?? '2');
 const BATCHES = Number(process.env.BENCH_BATCHES ?? '1');
 const CONCURRENCY = 3;
-// The service's context: CONTEXT_SIZE tokens for each of MAX_CONCURRENCY + SPARE_SEQUENCES
-// (default as many again) sequences. Direct node-llama-cpp gets exactly that context.
+// The service's context: CONTEXT_SIZE tokens for each of MAX_CONCURRENCY sequences, reused (with
+// their prompt prefix kept, as llama-server's prompt cache keeps it). Direct node-llama-cpp takes a
+// fresh sequence per request, as LlamaChat is commonly used, so its context has as many again:
+// a finished sequence's id comes back only when node-llama-cpp's batch loop idles.
 const CONTEXT_SIZE = 4096;
 const SEQUENCES = CONCURRENCY * 2;
 const TOKEN = 'bench-token-llm';
@@ -316,7 +318,7 @@ async function llamaServerBackend() {
     ...['-m', modelPath, '--host', '127.0.0.1', '--port', String(port), '--api-key', TOKEN],
     ...['-t', String(THREADS), '-tb', String(THREADS)],
     // llama-server splits -c over its slots: 3 x CONTEXT_SIZE gives each request the service's
-    // CONTEXT_SIZE (the service's spare sequences only hold KV cells, they never decode).
+    // CONTEXT_SIZE.
     ...['-c', String(CONTEXT_SIZE * CONCURRENCY), '--parallel', String(CONCURRENCY)],
     // The base model's GGUF has no chat template. The service falls back to node-llama-cpp's
     // GemmaChatWrapper (picked from the architecture); llama.cpp's built-in `gemma` template
@@ -412,7 +414,7 @@ try {
       `${ROUNDS} rounds interleaved (${SINGLE} single + ${BATCHES} x ${CONCURRENCY} concurrent each)`,
   );
   console.log(
-    `  context: service/direct ${CONTEXT_SIZE} x ${SEQUENCES} sequences (${CONCURRENCY} in work); ` +
+    `  context: service ${CONTEXT_SIZE} x ${CONCURRENCY} sequences, direct ${CONTEXT_SIZE} x ${SEQUENCES} (${CONCURRENCY} in work); ` +
       `llama-server -c ${CONTEXT_SIZE * CONCURRENCY} --parallel ${CONCURRENCY}; chat format ${direct.wrapper} / --chat-template gemma`,
   );
   console.log(
