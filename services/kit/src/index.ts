@@ -36,3 +36,10 @@ export { healthRoute, type HealthRouteOptions } from './http/health.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export { renderErrorBody, toHttpError, type ErrorShape } from './http/render-error.js';
 export { openSse, type SseOptions, type SseStream } from './http/sse.js';
+export {
+  multipart,
+  uploadedFiles,
+  type MultipartField,
+  type MultipartOptions,
+  type UploadedFile,
+} from './http/multipart.js';
