@@ -122,7 +122,7 @@ async function removeUploads(req: Request): Promise<void> {
   if (files === undefined) return;
   const all = Array.isArray(files) ? files : Object.values(files).flat();
   await Promise.all(
-    all.map((file) => (file.path === undefined ? undefined : unlink(file.path).catch(() => undefined))),
+    all.flatMap((file) => (file.path === undefined ? [] : [unlink(file.path).catch(() => undefined)])),
   );
 }
 
