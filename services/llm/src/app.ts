@@ -1,9 +1,16 @@
 import { basename } from 'node:path';
-import { Readiness, TokenStore, buildApp, type KitApp, type Logger, createLogger } from '@clinicalsuite/kit';
+import {
+  ModelHost,
+  Readiness,
+  TokenStore,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { LlmEngine } from './adapters/engine.js';
 import { loadLlamaEngine } from './adapters/llama-engine.js';
-import { ModelHost } from './adapters/model-host.js';
 import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
@@ -28,7 +35,7 @@ export interface LlmAppDeps {
 export interface LlmService {
   readonly kit: KitApp;
   /** Waits for the model file and loads it; `start()` after listening. */
-  readonly host: ModelHost;
+  readonly host: ModelHost<LlmEngine>;
 }
 
 /** The text LLM's app, not listening and with the model not yet loading (call `host.start()`). */
@@ -42,12 +49,22 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const host = new ModelHost({
-    modelPath: config.modelPath,
+  const load = deps.load ?? defaultLoader(config, logger);
+  const host = new ModelHost<LlmEngine>({
+    modelPaths: [config.modelPath],
     readiness,
     logger,
     pollMs: config.MODEL_POLL_MS,
-    load: deps.load ?? defaultLoader(config, logger),
+    hint: 'run `npm run models -- fetch llm` or mount the GGUF there',
+    load: ([path]) => load(path ?? config.modelPath),
+    describe: (engine) => ({
+      fields: {
+        contextSize: engine.contextSize,
+        chatTemplate: engine.description.chatTemplate.wrapper,
+        gpu: engine.description.gpu,
+      },
+      warnings: engine.description.chatTemplate.note === null ? [] : [engine.description.chatTemplate.note],
+    }),
   });
   const tokens = new TokenStore({
     tokens: config.API_TOKEN === undefined ? [] : [{ token: config.API_TOKEN, scopes: [] }],
