@@ -92,9 +92,7 @@ async function openEntry(spec: NpmSpec, tarball: string, offset: number): Promis
         new SourceFetchError(spec.uri, `cannot read the tarball: ${error.message}`, { retryable: false }),
       );
     });
-    createReadStream(tarball)
-      .on('error', reject)
-      .pipe(parser);
+    createReadStream(tarball).on('error', reject).pipe(parser);
   });
   if (entry === undefined) {
     throw new SourceFetchError(spec.uri, `${spec.packageName}@${spec.version} holds no file ${spec.path}`, {
