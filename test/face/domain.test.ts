@@ -46,6 +46,7 @@ describe('geometry', () => {
     box: { x1, y1, x2, y2 },
     score,
     landmarks: [],
+    layout: 'five',
   });
 
   it('computes IoU and keeps the best of overlapping detections', () => {

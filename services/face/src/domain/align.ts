@@ -1,4 +1,4 @@
-import type { Point } from './geometry.js';
+import type { Detection, Point } from './geometry.js';
 
 /**
  * Face alignment: the similarity transform (rotation, uniform scale, translation) that best maps a
@@ -14,6 +14,18 @@ export const ARCFACE_112: readonly Point[] = [
   { x: 41.5493, y: 92.3655 },
   { x: 70.7299, y: 92.2041 },
 ];
+
+/**
+ * The transform that aligns a detected face to the 112x112 template, from the landmarks its
+ * detector gives: five points map to the template's five; BlazeFace's eyes, nose and mouth centre
+ * map to the template's eyes, nose and the midpoint of its mouth corners (ears are not used).
+ */
+export function alignmentTransform(detection: Detection): Similarity {
+  const [e1, e2, nose, m1, m2] = ARCFACE_112 as [Point, Point, Point, Point, Point];
+  if (detection.layout === 'five') return estimateSimilarity(detection.landmarks.slice(0, 5), ARCFACE_112);
+  const mouth = { x: (m1.x + m2.x) / 2, y: (m1.y + m2.y) / 2 };
+  return estimateSimilarity(detection.landmarks.slice(0, 4), [e1, e2, nose, mouth]);
+}
 
 /** x' = a*x - b*y + tx ; y' = b*x + a*y + ty */
 export interface Similarity {

@@ -12,11 +12,18 @@ export interface Box {
   readonly y2: number;
 }
 
+/**
+ * What a detector's landmarks are, in order of the points:
+ * - `five`: eye, eye (image left, then right), nose tip, mouth corner, mouth corner (SCRFD/RetinaFace/YuNet);
+ * - `blazeface6`: eye, eye (image left, then right), nose tip, mouth centre, ear, ear (BlazeFace).
+ */
+export type LandmarkLayout = 'five' | 'blazeface6';
+
 export interface Detection {
   readonly box: Box;
   readonly score: number;
-  /** Eyes (left, right as seen in the image), nose tip, mouth corners (left, right): 5 points. */
   readonly landmarks: readonly Point[];
+  readonly layout: LandmarkLayout;
 }
 
 /** The spec's face location: integer top, right, bottom, left, inside the image. */
@@ -49,6 +56,46 @@ export function nonMaxSuppression(detections: readonly Detection[], threshold: n
     if (kept.every((k) => iou(k.box, d.box) <= threshold)) kept.push(d);
   }
   return kept;
+}
+
+/**
+ * MediaPipe's weighted NMS: each kept detection is the score-weighted mean of the detections that
+ * overlap it by more than `threshold` (box and landmarks), keeping its own score. Steadier boxes
+ * than plain NMS for single-shot anchors.
+ */
+export function weightedNonMaxSuppression(detections: readonly Detection[], threshold: number): Detection[] {
+  const sorted = [...detections].sort((a, b) => b.score - a.score);
+  const used = new Array<boolean>(sorted.length).fill(false);
+  const out: Detection[] = [];
+  sorted.forEach((lead, i) => {
+    if (used[i] === true) return;
+    const group: Detection[] = [];
+    sorted.forEach((d, j) => {
+      if (j >= i && used[j] !== true && iou(lead.box, d.box) > threshold) {
+        used[j] = true;
+        group.push(d);
+      }
+    });
+    if (group.length === 0) group.push(lead);
+    const total = group.reduce((sum, d) => sum + d.score, 0);
+    const mean = (f: (d: Detection) => number): number =>
+      group.reduce((sum, d) => sum + f(d) * d.score, 0) / total;
+    out.push({
+      box: {
+        x1: mean((d) => d.box.x1),
+        y1: mean((d) => d.box.y1),
+        x2: mean((d) => d.box.x2),
+        y2: mean((d) => d.box.y2),
+      },
+      score: lead.score,
+      landmarks: lead.landmarks.map((_, k) => ({
+        x: mean((d) => d.landmarks[k]?.x ?? 0),
+        y: mean((d) => d.landmarks[k]?.y ?? 0),
+      })),
+      layout: lead.layout,
+    });
+  });
+  return out;
 }
 
 export function locationOf(box: Box, width: number, height: number): FaceLocation {

@@ -1,0 +1,75 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
+import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
+import { z } from 'zod';
+
+/**
+ * The face service's configuration: the kit's variables (the spec's limits as defaults: 3 requests
+ * at once, 50 MB an image) and the pipeline's. Parsed once, at start-up.
+ */
+
+export const faceConfigSchema = kitConfigSchema({
+  port: 8003,
+  maxConcurrency: 3,
+  queueSize: 64,
+  queueTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  // Multipart bodies are limited per file (below); this bounds JSON bodies only.
+  bodyLimit: '1mb',
+}).extend({
+  /** The detector ONNX (BlazeFace family); default: the manifest's `face-detector` under MODELS_DIR. */
+  FACE_DETECTOR_PATH: z.string().optional(),
+  /** The recognizer ONNX (ArcFace family, 112x112 input); default: the manifest's `face-recognizer`. */
+  FACE_RECOGNIZER_PATH: z.string().optional(),
+  /** Pixel order and normalisation the recognizer was trained with: (x - mean) / std. */
+  FACE_RECOGNIZER_CHANNELS: z.enum(['rgb', 'bgr']).default('rgb'),
+  FACE_RECOGNIZER_MEAN: env.number({ min: 0, max: 255 }).default(127.5),
+  FACE_RECOGNIZER_STD: env.number({ min: 0.001, max: 1000 }).default(128),
+  /** `auto`: CUDA when onnxruntime's CUDA provider loads, else CPU; `cpu`; `cuda` (fail without it). */
+  FACE_DEVICE: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
+  /** onnxruntime intra-op threads per model; default: the cores this process may use, at most 4. */
+  FACE_THREADS: env.int({ min: 1, max: 64 }).optional(),
+  /** Detector score (0..1) below which a face is not reported. */
+  FACE_MIN_DETECTION_SCORE: env.number({ min: 0.05, max: 0.99 }).default(0.6),
+  /** Faces whose box is smaller than this many pixels are not recognized. */
+  FACE_MIN_SIZE: env.int({ min: 8, max: 4096 }).default(24),
+  /** Largest image file (bytes or 50mb style). */
+  MAX_IMAGE_BYTES: env.bytes().default(50 * 1024 * 1024),
+  /** Largest image in pixels (decompression bombs are refused before decoding). */
+  MAX_IMAGE_PIXELS: env.int({ min: 1, max: 1_000_000_000 }).default(50_000_000),
+  /** Images per /register_batch call (the spec's 10). */
+  MAX_REGISTER_BATCH: env.int({ min: 1, max: 100 }).default(10),
+  /** Images per /recognize_batch call. */
+  MAX_RECOGNIZE_BATCH: env.int({ min: 1, max: 200 }).default(20),
+  /** The SQLite registry file; default `$DATA_DIR/face-registry.sqlite` (DATA_DIR default ./data). */
+  REGISTRY_PATH: z.string().optional(),
+  /** How often a missing model file is looked for again. */
+  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+});
+
+export type FaceConfig = z.output<typeof faceConfigSchema> & {
+  readonly detectorPath: string;
+  readonly recognizerPath: string;
+  readonly registryPath: string;
+  readonly threads: number;
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadFaceConfig(source: Env = process.env): FaceConfig {
+  const config = loadConfig(faceConfigSchema, source);
+  const modelsDir = config.MODELS_DIR ?? defaultModelsDir(source);
+  const manifestPath = (id: string): string => {
+    const entry = MODEL_MANIFEST[id];
+    if (entry === undefined) throw new Error(`the model manifest lacks "${id}"`);
+    return resolveModelPath(modelsDir, entry);
+  };
+  return {
+    ...config,
+    detectorPath: config.FACE_DETECTOR_PATH ?? manifestPath('face-detector'),
+    recognizerPath: config.FACE_RECOGNIZER_PATH ?? manifestPath('face-recognizer'),
+    registryPath: config.REGISTRY_PATH ?? join(config.DATA_DIR ?? 'data', 'face-registry.sqlite'),
+    threads: config.FACE_THREADS ?? Math.min(4, availableParallelism()),
+  };
+}

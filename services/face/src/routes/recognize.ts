@@ -1,0 +1,131 @@
+import { performance } from 'node:perf_hooks';
+import {
+  BadRequestError,
+  HttpError,
+  defineRoute,
+  multipart,
+  uploadedFiles,
+  type AnyRoute,
+  type UploadedFile,
+} from '@clinicalsuite/kit';
+import { ms, ok, plural } from '../domain/envelope.js';
+import { locationOf } from '../domain/geometry.js';
+import type { FaceMatch } from '../domain/people.js';
+import {
+  RecognizeBatchResponseSchema,
+  RecognizeFormSchema,
+  RecognizeResponseSchema,
+} from '../schemas/face.js';
+import { analyzeUpload, deviceOf, type FaceRuntime } from './runtime.js';
+
+/** One image's faces matched against the registry. */
+async function recognizeOne(rt: FaceRuntime, file: UploadedFile, threshold: number, signal: AbortSignal) {
+  const started = performance.now();
+  const { image, faces } = await analyzeUpload(rt, file, signal);
+  const m0 = performance.now();
+  const people = rt.host.require().people;
+  const matches = people.match(
+    faces.map((f) => f.embedding),
+    threshold,
+  );
+  rt.metrics.stage.observe({ stage: 'match' }, (performance.now() - m0) / 1000);
+  const results = faces.map((face, i) => {
+    const match = matches[i] as FaceMatch;
+    rt.metrics.recognitions.inc({ result: match.recognized ? 'recognized' : 'unknown' });
+    return {
+      location: locationOf(face.detection.box, image.width, image.height),
+      recognized: match.recognized,
+      person_name: match.personName,
+      confidence: match.confidence,
+      distance: match.distance,
+      detection_score: Math.round(face.detection.score * 10_000) / 10_000,
+    };
+  });
+  return {
+    filename: file.originalname,
+    faces_detected: faces.length,
+    faces: results,
+    processing_time_ms: ms(performance.now() - started),
+  };
+}
+
+function oneFile(req: Parameters<typeof uploadedFiles>[0], field: string): UploadedFile {
+  const [file] = uploadedFiles(req, field);
+  if (file === undefined)
+    throw new BadRequestError(`Send the image in the form field \`${field}\``, {
+      param: field,
+      code: 'missing_file',
+    });
+  return file;
+}
+
+export function recognizeFacesRoute(rt: FaceRuntime): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/recognize_faces',
+    summary: 'Find every face in an image and match each against the registered persons',
+    tags: ['recognition'],
+    body: RecognizeFormSchema,
+    bodyParser: multipart({
+      files: [{ name: 'file', maxCount: 1 }],
+      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
+    }),
+    response: RecognizeResponseSchema,
+    handler: async ({ body, req, signal }) => {
+      const result = await recognizeOne(rt, oneFile(req, 'file'), body.confidence_threshold, signal);
+      rt.stats.record(result.processing_time_ms);
+      const recognized = result.faces.filter((f) => f.recognized).length;
+      return ok(`Found ${plural(result.faces_detected, 'face')}, ${String(recognized)} recognized`, {
+        ...result,
+        device: deviceOf(rt),
+      });
+    },
+  });
+}
+
+export function recognizeBatchRoute(rt: FaceRuntime): AnyRoute {
+  const max = rt.config.MAX_RECOGNIZE_BATCH;
+  return defineRoute({
+    method: 'post',
+    path: '/recognize_batch',
+    summary: `Recognize faces in several images (at most ${String(max)}); each image gets its own result`,
+    description:
+      'An image that cannot be read gets `{filename, error}` in its place; the others are still processed.',
+    tags: ['recognition'],
+    body: RecognizeFormSchema,
+    bodyParser: multipart({
+      files: [{ name: 'files', maxCount: max }],
+      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
+    }),
+    response: RecognizeBatchResponseSchema,
+    handler: async ({ body, req, signal }) => {
+      const files = uploadedFiles(req, 'files');
+      if (files.length === 0)
+        throw new BadRequestError('Send the images in the form field `files`', {
+          param: 'files',
+          code: 'missing_file',
+        });
+      const started = performance.now();
+      const results = [];
+      for (const file of files) {
+        signal.throwIfAborted();
+        try {
+          results.push(await recognizeOne(rt, file, body.confidence_threshold, signal));
+        } catch (error) {
+          // An image that cannot be used (not an image, too many pixels) fails alone.
+          if (!(error instanceof HttpError) || error.status >= 500) throw error;
+          results.push({ filename: file.originalname, error: error.message });
+        }
+      }
+      const elapsed = ms(performance.now() - started);
+      rt.stats.record(elapsed);
+      const faces = results.reduce((sum, r) => sum + ('faces_detected' in r ? r.faces_detected : 0), 0);
+      return ok(`Processed ${plural(files.length, 'image')}, found ${plural(faces, 'face')}`, {
+        total_images: files.length,
+        results,
+        processing_time_ms: elapsed,
+        device: deviceOf(rt),
+      });
+    },
+  });
+}

@@ -1,0 +1,90 @@
+import { performance } from 'node:perf_hooks';
+import {
+  BadRequestError,
+  type ConcurrencyGate,
+  type ModelHost,
+  type Readiness,
+  type UploadedFile,
+} from '@clinicalsuite/kit';
+import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import type { FaceEngine, AnalyzedFace } from '../adapters/face-engine.js';
+import { decodeImage, type DecodedImage } from '../adapters/image.js';
+import type { Registry } from '../adapters/registry.js';
+import type { FaceConfig } from '../config.js';
+import type { People } from '../domain/people.js';
+import type { FaceMetrics } from '../metrics.js';
+
+/** What the routes share: the loaded models and the registry in memory, and the pipeline on them. */
+
+export interface FaceModels {
+  readonly engine: FaceEngine;
+  readonly people: People;
+  dispose(): Promise<void>;
+}
+
+export interface FaceRuntime {
+  readonly config: FaceConfig;
+  readonly host: ModelHost<FaceModels>;
+  readonly registry: Registry;
+  readonly readiness: Readiness;
+  readonly gate: ConcurrencyGate;
+  readonly gpu: GpuStatusReader;
+  readonly metrics: FaceMetrics;
+  readonly stats: ProcessingStats;
+  readonly startedAt: number;
+  readonly version: string;
+}
+
+/** Mean processing time of the requests that analysed images (for /status). */
+export class ProcessingStats {
+  private count = 0;
+  private totalMs = 0;
+
+  record(ms: number): void {
+    this.count++;
+    this.totalMs += ms;
+  }
+
+  get averageMs(): number {
+    return this.count === 0 ? 0 : Math.round((this.totalMs / this.count) * 100) / 100;
+  }
+}
+
+export interface AnalyzedImage {
+  readonly image: DecodedImage;
+  readonly faces: AnalyzedFace[];
+}
+
+/** Decode, detect, align and embed one uploaded image, timing each stage into the metrics. */
+export async function analyzeUpload(
+  rt: FaceRuntime,
+  file: UploadedFile,
+  signal: AbortSignal,
+): Promise<AnalyzedImage> {
+  const models = rt.host.require();
+  if (file.buffer === undefined || file.size === 0) {
+    throw new BadRequestError(`${file.originalname || file.fieldname} is empty`, { code: 'empty_file' });
+  }
+  const t0 = performance.now();
+  const image = await decodeImage(file.buffer, file.originalname || file.fieldname, {
+    maxPixels: rt.config.MAX_IMAGE_PIXELS,
+  });
+  rt.metrics.stage.observe({ stage: 'decode' }, (performance.now() - t0) / 1000);
+  signal.throwIfAborted();
+  const { faces, timings } = await models.engine.analyze(image, signal);
+  rt.metrics.stage.observe({ stage: 'detect' }, timings.detectMs / 1000);
+  if (faces.length > 0) {
+    rt.metrics.stage.observe({ stage: 'align' }, timings.alignMs / 1000);
+    rt.metrics.stage.observe({ stage: 'embed' }, timings.embedMs / 1000);
+  }
+  rt.metrics.facesPerImage.observe(faces.length);
+  return { image, faces };
+}
+
+export function uptimeSeconds(rt: FaceRuntime): number {
+  return Math.max(0, Math.round((performance.now() - rt.startedAt) / 1000));
+}
+
+export function deviceOf(rt: FaceRuntime): string {
+  return rt.host.engine?.engine.device ?? (rt.config.FACE_DEVICE === 'cuda' ? 'cuda' : 'cpu');
+}
