@@ -109,3 +109,29 @@ describe('alignment', () => {
     expect(at(0, 0)).toEqual([20, 30]);
   });
 });
+
+describe('FaceTracker', () => {
+  it('follows an overlapping face across frames and gaps, and keeps one identity per track', async () => {
+    const { FaceTracker } = await import('../../services/face/src/domain/tracker.js');
+    const tracker = new FaceTracker({ minIou: 0.3, maxGapFrames: 2 });
+    const at = (x: number) => ({ x1: x, y1: 0, x2: x + 100, y2: 100 });
+    const seen = (x: number, recognized: boolean, confidence: number) => ({
+      box: at(x),
+      recognized,
+      personName: recognized ? 'Lan' : 'Unknown',
+      confidence,
+    });
+    const a = tracker.update(0, [seen(0, false, 0.2), seen(500, false, 0.1)]);
+    const b = tracker.update(1, [seen(10, true, 0.6)]);
+    const c = tracker.update(3, [seen(20, true, 0.8)]); // a gap of one frame
+    const d = tracker.update(9, [seen(25, true, 0.7)]); // gone too long: a new track
+    expect(b[0]!.id).toBe(a[0]!.id);
+    expect(c[0]!.id).toBe(a[0]!.id);
+    expect(d[0]!.id).not.toBe(a[0]!.id);
+    expect(tracker.all()[0]).toMatchObject({
+      frames: 3,
+      person: { name: 'Lan', confidence: 0.8, firstFrame: 1 },
+    });
+    expect(tracker.all()).toHaveLength(3);
+  });
+});

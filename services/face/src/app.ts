@@ -25,6 +25,7 @@ import {
 } from './routes/info.js';
 import { recognizeBatchRoute, recognizeFacesRoute } from './routes/recognize.js';
 import { registerBatchRoute, registerPersonRoute } from './routes/register.js';
+import { recognizeVideoRoute } from './routes/video.js';
 import { ProcessingStats, type FaceModels, type FaceRuntime } from './routes/runtime.js';
 
 export const FACE_VERSION = '1.0.0';
@@ -155,6 +156,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         registerBatchRoute(rt),
         recognizeFacesRoute(rt),
         recognizeBatchRoute(rt),
+        recognizeVideoRoute(rt),
       ];
     },
   });

@@ -42,6 +42,15 @@ export const faceConfigSchema = kitConfigSchema({
   MAX_REGISTER_BATCH: env.int({ min: 1, max: 100 }).default(10),
   /** Images per /recognize_batch call. */
   MAX_RECOGNIZE_BATCH: env.int({ min: 1, max: 200 }).default(20),
+  /** ffmpeg and ffprobe for /recognize_video; without them the endpoint says video is unavailable. */
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+  /** Largest video file. */
+  MAX_VIDEO_BYTES: env.bytes().default(200 * 1024 * 1024),
+  /** Longest video, in seconds. */
+  MAX_VIDEO_SECONDS: env.number({ min: 1, max: 86_400 }).default(600),
+  /** Frames are decoded at most this wide (height in proportion). */
+  VIDEO_MAX_WIDTH: env.int({ min: 64, max: 7680 }).default(1280),
   /** The SQLite registry file; default `$DATA_DIR/face-registry.sqlite` (DATA_DIR default ./data). */
   REGISTRY_PATH: z.string().optional(),
   /** How often a missing model file is looked for again. */

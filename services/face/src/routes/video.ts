@@ -1,0 +1,136 @@
+import { performance } from 'node:perf_hooks';
+import { BadRequestError, defineRoute, multipart, uploadedFiles, type AnyRoute } from '@clinicalsuite/kit';
+import { z } from 'zod';
+import { probeVideo, videoFrames } from '../adapters/video.js';
+import { ms, ok, plural } from '../domain/envelope.js';
+import { FaceTracker } from '../domain/tracker.js';
+import { round4 } from '../domain/similarity.js';
+import { deviceOf, type FaceRuntime } from './runtime.js';
+
+export const MAX_FPS = 30;
+
+const VideoFormSchema = z.object({
+  fps: z.coerce.number().int().min(1).max(MAX_FPS).default(5).describe('Frames analysed per second of video'),
+  confidence_threshold: z.coerce.number().min(0).max(1).default(0.4),
+});
+
+const VideoResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  data: z.object({
+    filename: z.string(),
+    total_frames: z.number().int().describe('Frames analysed'),
+    faces_found: z.number().int().describe('Distinct faces (tracks) seen'),
+    recognitions: z
+      .array(
+        z.object({
+          frame: z.number().int().describe('First analysed frame (0-based) where the person was recognized'),
+          timestamp_sec: z.number(),
+          person_name: z.string(),
+          confidence: z.number().describe('Best confidence over the track'),
+          track_id: z.number().int(),
+          frames_seen: z.number().int(),
+        }),
+      )
+      .describe('One entry per tracked face that was recognized, not one per frame'),
+    duration_sec: z.number(),
+    processing_time_ms: z.number(),
+    device: z.string(),
+  }),
+});
+
+export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
+  const c = rt.config;
+  return defineRoute({
+    method: 'post',
+    path: '/recognize_video',
+    summary: 'Recognize the people in a video (MP4, AVI, MOV), each tracked face reported once',
+    description:
+      `Frames are decoded by ffmpeg at \`fps\` (1-${String(MAX_FPS)}) and tracked across frames. Limits: ` +
+      `${String(Math.round(c.MAX_VIDEO_BYTES / 1024 / 1024))} MB and ${String(c.MAX_VIDEO_SECONDS)} s per video. ` +
+      'Without ffmpeg installed the endpoint answers 503.',
+    tags: ['recognition'],
+    body: VideoFormSchema,
+    bodyParser: multipart({
+      files: [{ name: 'file', maxCount: 1 }],
+      maxFileBytes: c.MAX_VIDEO_BYTES,
+      storage: 'disk',
+    }),
+    response: VideoResponseSchema,
+    handler: async ({ body, req, signal }) => {
+      const [file] = uploadedFiles(req, 'file');
+      if (file?.path === undefined)
+        throw new BadRequestError('Send the video in the form field `file`', {
+          param: 'file',
+          code: 'missing_file',
+        });
+      const models = rt.host.require();
+      const started = performance.now();
+      const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname);
+      if (info.durationSeconds > c.MAX_VIDEO_SECONDS) {
+        throw new BadRequestError(
+          `${file.originalname} lasts ${info.durationSeconds.toFixed(1)} s; at most ${String(c.MAX_VIDEO_SECONDS)} s are accepted`,
+          { code: 'video_too_long' },
+        );
+      }
+      const tracker = new FaceTracker({ minIou: 0.3, maxGapFrames: Math.max(2, Math.round(body.fps)) });
+      let frame = 0;
+      const maxFrames = Math.ceil(c.MAX_VIDEO_SECONDS * body.fps) + 1;
+      for await (const image of videoFrames(c.FFMPEG_PATH, file.path, info, {
+        fps: body.fps,
+        maxWidth: c.VIDEO_MAX_WIDTH,
+        maxFrames,
+        signal,
+      })) {
+        const { faces, timings } = await models.engine.analyze(image, signal);
+        rt.metrics.stage.observe({ stage: 'detect' }, timings.detectMs / 1000);
+        rt.metrics.facesPerImage.observe(faces.length);
+        const matches = models.people.match(
+          faces.map((f) => f.embedding),
+          body.confidence_threshold,
+        );
+        tracker.update(
+          frame,
+          faces.map((f, i) => {
+            const m = matches[i];
+            return {
+              box: f.detection.box,
+              recognized: m?.recognized ?? false,
+              personName: m?.personName ?? 'Unknown',
+              confidence: m?.confidence ?? 0,
+            };
+          }),
+        );
+        frame++;
+      }
+      signal.throwIfAborted();
+      const tracks = tracker.all();
+      const recognitions = tracks.flatMap((t) =>
+        t.person === undefined
+          ? []
+          : [
+              {
+                frame: t.person.firstFrame,
+                timestamp_sec: round4(t.person.firstFrame / body.fps),
+                person_name: t.person.name,
+                confidence: t.person.confidence,
+                track_id: t.id,
+                frames_seen: t.frames,
+              },
+            ],
+      );
+      rt.metrics.recognitions.inc({ result: 'recognized' }, recognitions.length);
+      const elapsed = ms(performance.now() - started);
+      rt.stats.record(elapsed);
+      return ok(`Processed ${plural(frame, 'frame')} from ${file.originalname}`, {
+        filename: file.originalname,
+        total_frames: frame,
+        faces_found: tracks.length,
+        recognitions,
+        duration_sec: round4(info.durationSeconds),
+        processing_time_ms: elapsed,
+        device: deviceOf(rt),
+      });
+    },
+  });
+}
