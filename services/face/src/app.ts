@@ -10,6 +10,7 @@ import {
 } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { loadFaceEngine } from './adapters/face-engine.js';
+import { loadCoarseScorer } from './adapters/ort-scorer.js';
 import type { Registry } from './adapters/registry.js';
 import { SqliteRegistry } from './adapters/sqlite-registry.js';
 import type { FaceConfig } from './config.js';
@@ -86,13 +87,21 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
           std: config.FACE_RECOGNIZER_STD,
         },
       });
-      const people = new People(engine.dim);
+      const coarse = await loadCoarseScorer(engine.dim, config.threads);
+      const people = new People(engine.dim, coarse.scorer);
       const stored = registry.loadAll(engine.modelId);
       const byPerson = new Map<number, Float32Array[]>();
       for (const e of stored.embeddings)
         byPerson.set(e.personId, [...(byPerson.get(e.personId) ?? []), e.vector]);
       for (const p of stored.persons) people.add(p.id, p.name, byPerson.get(p.id) ?? []);
-      return { engine, people, dispose: () => engine.dispose() };
+      return {
+        engine,
+        people,
+        dispose: async () => {
+          await engine.dispose();
+          await coarse.dispose();
+        },
+      };
     },
     describe: ({ engine, people }) => {
       const others = registry.countOtherModels(engine.modelId);

@@ -1,4 +1,4 @@
-import { EmbeddingIndex } from './embedding-index.js';
+import { EmbeddingIndex, type CoarseScorer } from './embedding-index.js';
 import { confidenceOf, distanceOf, round4 } from './similarity.js';
 
 /**
@@ -21,7 +21,10 @@ export class People {
   private readonly names = new Map<number, string>();
   private readonly index: EmbeddingIndex;
 
-  constructor(readonly dim: number) {
+  constructor(
+    readonly dim: number,
+    private readonly scorer?: CoarseScorer,
+  ) {
     this.index = new EmbeddingIndex(dim);
   }
 
@@ -43,8 +46,9 @@ export class People {
     this.index.remove(personId);
   }
 
-  match(embeddings: readonly Float32Array[], threshold: number): FaceMatch[] {
-    return this.index.search(embeddings).map((best) => {
+  async match(embeddings: readonly Float32Array[], threshold: number): Promise<FaceMatch[]> {
+    const found = await this.index.find(embeddings, { scorer: this.scorer });
+    return found.map((best) => {
       if (best === undefined)
         return { recognized: false, personName: UNKNOWN_PERSON, confidence: 0, distance: 1 };
       const confidence = confidenceOf(best.cosine);

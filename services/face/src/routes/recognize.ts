@@ -24,7 +24,7 @@ async function recognizeOne(rt: FaceRuntime, file: UploadedFile, threshold: numb
   const { image, faces } = await analyzeUpload(rt, file, signal);
   const m0 = performance.now();
   const people = rt.host.require().people;
-  const matches = people.match(
+  const matches = await people.match(
     faces.map((f) => f.embedding),
     threshold,
   );

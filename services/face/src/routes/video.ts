@@ -85,7 +85,7 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
         const { faces, timings } = await models.engine.analyze(image, signal);
         rt.metrics.stage.observe({ stage: 'detect' }, timings.detectMs / 1000);
         rt.metrics.facesPerImage.observe(faces.length);
-        const matches = models.people.match(
+        const matches = await models.people.match(
           faces.map((f) => f.embedding),
           body.confidence_threshold,
         );
