@@ -68,7 +68,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     readiness,
     logger,
     pollMs: config.MODEL_POLL_MS,
-    hint: 'run `npm run models -- fetch face-detector face-recognizer` or mount the ONNX files there',
+    hint: 'run `npm run models -- fetch face-detector` and `npm run models -- fetch face-recognizer`, or mount the ONNX files there',
     load: async () => {
       // `auto` tries CUDA only where a GPU is visible (onnxruntime logs errors when it cannot load it).
       const device =
