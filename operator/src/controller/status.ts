@@ -91,13 +91,13 @@ export function judgeService(s: ObservedService): Verdict {
       return bad('Unschedulable', `pod ${pod.name} cannot be scheduled: ${pod.unschedulable}`);
     }
     for (const c of pod.initContainers) {
-      if (c.name === 'fetch-model' && c.terminatedExitCode !== undefined && c.terminatedExitCode !== 0) {
+      if (c.name.startsWith('fetch-') && c.terminatedExitCode !== undefined && c.terminatedExitCode !== 0) {
         return bad(
           'ModelFetchFailed',
           `model fetch failed: ${c.terminatedMessage ?? `exit code ${c.terminatedExitCode}`}`,
         );
       }
-      if (c.name === 'fetch-model' && c.waitingReason === 'CrashLoopBackOff') {
+      if (c.name.startsWith('fetch-') && c.waitingReason === 'CrashLoopBackOff') {
         return bad(
           'ModelFetchFailed',
           `model fetch keeps failing: ${c.terminatedMessage ?? c.waitingMessage ?? 'see its logs'}`,

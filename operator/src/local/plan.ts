@@ -11,7 +11,13 @@ import {
   type ComponentKey,
   type Suite,
 } from '../api/v1alpha1/index.js';
-import { planModel, serviceEnv, type ModelFiles, type PlannedModel } from '../plan/service-env.js';
+import {
+  planExtraModels,
+  planModel,
+  serviceEnv,
+  type ModelFiles,
+  type PlannedModel,
+} from '../plan/service-env.js';
 
 export { sourceBaseName, type PlannedModel } from '../plan/service-env.js';
 
@@ -42,6 +48,8 @@ export interface ProcessSpec {
   readonly url: string;
   readonly env: Readonly<Record<string, string>>;
   readonly model: PlannedModel | null;
+  /** Further models the service loads from the models directory (fetched after `model`). */
+  readonly extraModels: readonly PlannedModel[];
   readonly dependsOn: readonly ComponentKey[];
   readonly dataDir: string;
   readonly logFile: string;
@@ -93,6 +101,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
       url: urlOf(key),
       env,
       model,
+      extraModels: planExtraModels(suite, key, modelsDir, options.manifest, join),
       dependsOn,
       dataDir,
       logFile: join(options.home, 'logs', `${c.dir}.log`),

@@ -166,7 +166,9 @@ export class Runner {
     await this.waitForDependencies(c);
     mkdirSync(spec.dataDir, { recursive: true });
     mkdirSync(dirname(spec.logFile), { recursive: true });
-    if (spec.model && !this.isStopping()) await this.fetchModel(c, spec.model);
+    for (const model of [...(spec.model ? [spec.model] : []), ...spec.extraModels]) {
+      if (!this.isStopping()) await this.fetchModel(c, model);
+    }
     if (this.isStopping()) {
       c.started.resolve();
       return;
@@ -214,10 +216,7 @@ export class Runner {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.say(c, `model fetch failed: ${message}`);
-      this.say(
-        c,
-        `starting it anyway with MODEL_PATH=${model.path}; it reports not-ready until the file is there`,
-      );
+      this.say(c, `starting it anyway; it reports not-ready until ${model.path} is there`);
       c.modelError = `model fetch failed: ${firstLine(message)}`;
     }
   }

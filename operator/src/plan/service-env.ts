@@ -61,6 +61,26 @@ export function planModel(
 }
 
 /**
+ * The component's further models (the catalogue's `extraModels`), at their manifest paths under
+ * the models directory, where the service looks for them by default. None when the spec mounts an
+ * existing claim (it holds everything) or the manifest lacks them.
+ */
+export function planExtraModels(
+  suite: Suite,
+  key: ComponentKey,
+  modelsDir: string,
+  manifest: ModelFiles | undefined,
+  join: (...parts: string[]) => string = (...parts) => posix.join(...parts),
+): PlannedModel[] {
+  if (suite.spec.services[key]?.model?.existingClaim !== undefined) return [];
+  return (COMPONENTS[key].extraModels ?? []).flatMap((id) => {
+    const file = manifest?.[id]?.file;
+    if (file === undefined) return [];
+    return [{ id, source: null, sha256: null, file, path: join(modelsDir, ...file.split('/')) }];
+  });
+}
+
+/**
  * Token env vars `key` needs: its own (the tokens it accepts), then those of what it calls (the
  * agent gets API_TOKEN to call the llm). Catalogue order, no duplicates.
  */

@@ -11,7 +11,7 @@
  */
 import { MODEL_MANIFEST } from '@clinicalsuite/kit/models';
 import type { ComponentKey } from '../api/v1alpha1/index.js';
-import { planModel, type PlannedModel } from '../plan/service-env.js';
+import { planExtraModels, planModel, type PlannedModel } from '../plan/service-env.js';
 import { objectName } from './names.js';
 import { MODELS_DIR, type OwnedSuite } from './types.js';
 
@@ -43,6 +43,8 @@ export interface PodModel {
   readonly ownClaim: boolean;
   /** Arguments of `node <MODEL_CLI>` in the init container, or null when nothing is fetched. */
   readonly fetchArgs: readonly string[] | null;
+  /** The component's further models: an init container each (`fetch-<id>`), into the same volume. */
+  readonly extraFetches: readonly { readonly id: string; readonly args: readonly string[] }[];
 }
 
 export function plannedModel(suite: OwnedSuite, key: ComponentKey): PlannedModel | null {
@@ -53,14 +55,19 @@ export function podModel(suite: OwnedSuite, key: ComponentKey): PodModel {
   const planned = plannedModel(suite, key);
   const existingClaim = suite.spec.services[key]?.model?.existingClaim;
   if (existingClaim !== undefined)
-    return { planned, claimName: existingClaim, ownClaim: false, fetchArgs: null };
-  if (planned === null) return { planned, claimName: null, ownClaim: false, fetchArgs: null };
+    return { planned, claimName: existingClaim, ownClaim: false, fetchArgs: null, extraFetches: [] };
+  if (planned === null)
+    return { planned, claimName: null, ownClaim: false, fetchArgs: null, extraFetches: [] };
   const claimName = objectName(suite, key, 'models');
   // A spec.model.file with neither source nor catalogue model has nothing to fetch it from: the
   // volume is created and the service reports the missing file until someone puts it there.
+  const extraFetches = planExtraModels(suite, key, MODELS_DIR, MODEL_MANIFEST).map((m) => ({
+    id: m.id ?? m.file,
+    args: ['fetch', m.id ?? m.file, '--dest', m.path, '--models-dir', MODELS_DIR],
+  }));
   const target = planned.source ?? planned.id;
-  if (target === null) return { planned, claimName, ownClaim: true, fetchArgs: null };
+  if (target === null) return { planned, claimName, ownClaim: true, fetchArgs: null, extraFetches };
   const args = ['fetch', target, '--dest', planned.path, '--models-dir', MODELS_DIR];
   if (planned.sha256 !== null) args.push('--sha256', planned.sha256);
-  return { planned, claimName, ownClaim: true, fetchArgs: args };
+  return { planned, claimName, ownClaim: true, fetchArgs: args, extraFetches };
 }

@@ -67,25 +67,28 @@ export function volumeMounts(model: PodModel): VolumeMount[] {
 }
 
 /**
- * `fetch-model`: the model store CLI writes the model into the volume (read-write here only) and
- * exits 0 at once when a verified file is already there. HOME points at /tmp for the tools it may
+ * `fetch-model` (and `fetch-<id>` for a component's further models): the model store CLI writes
+ * the model into the volume (read-write here only) and exits 0 at once when a verified file is
+ * already there. HOME points at /tmp for the tools it may
  * run (pip sources); everything else is the same image and security context as the service.
  */
 export function fetchModelContainer(model: PodModel, image: string, pullPolicy: string): Container[] {
-  if (model.fetchArgs === null || model.claimName === null) return [];
-  return [
-    {
-      name: 'fetch-model',
-      image,
-      imagePullPolicy: pullPolicy,
-      command: ['node', MODEL_CLI, ...model.fetchArgs],
-      env: [{ name: 'HOME', value: TMP_DIR }],
-      resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
-      securityContext: containerSecurityContext(),
-      volumeMounts: [
-        { name: 'models', mountPath: MODELS_DIR },
-        { name: 'tmp', mountPath: TMP_DIR },
-      ],
-    },
+  if (model.claimName === null) return [];
+  const fetches = [
+    ...(model.fetchArgs === null ? [] : [{ name: 'fetch-model', args: model.fetchArgs }]),
+    ...model.extraFetches.map((f) => ({ name: `fetch-${f.id}`.slice(0, 63), args: f.args })),
   ];
+  return fetches.map(({ name, args }) => ({
+    name,
+    image,
+    imagePullPolicy: pullPolicy,
+    command: ['node', MODEL_CLI, ...args],
+    env: [{ name: 'HOME', value: TMP_DIR }],
+    resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+    securityContext: containerSecurityContext(),
+    volumeMounts: [
+      { name: 'models', mountPath: MODELS_DIR },
+      { name: 'tmp', mountPath: TMP_DIR },
+    ],
+  }));
 }

@@ -20,7 +20,7 @@ export const faceConfigSchema = kitConfigSchema({
 }).extend({
   /** The detector ONNX (BlazeFace family); default: the manifest's `face-detector` under MODELS_DIR. */
   FACE_DETECTOR_PATH: z.string().optional(),
-  /** The recognizer ONNX (ArcFace family, 112x112 input); default: the manifest's `face-recognizer`. */
+  /** The recognizer ONNX (ArcFace family, 112x112 input); default: MODEL_PATH, else the manifest's `face-recognizer`. */
   FACE_RECOGNIZER_PATH: z.string().optional(),
   /** Pixel order and normalisation the recognizer was trained with: (x - mean) / std. */
   FACE_RECOGNIZER_CHANNELS: z.enum(['rgb', 'bgr']).default('rgb'),
@@ -77,7 +77,8 @@ export function loadFaceConfig(source: Env = process.env): FaceConfig {
   return {
     ...config,
     detectorPath: config.FACE_DETECTOR_PATH ?? manifestPath('face-detector'),
-    recognizerPath: config.FACE_RECOGNIZER_PATH ?? manifestPath('face-recognizer'),
+    // MODEL_PATH: what the operator and the runner set from the suite's `model` (the recognizer).
+    recognizerPath: config.FACE_RECOGNIZER_PATH ?? config.MODEL_PATH ?? manifestPath('face-recognizer'),
     registryPath: config.REGISTRY_PATH ?? join(config.DATA_DIR ?? 'data', 'face-registry.sqlite'),
     threads: config.FACE_THREADS ?? Math.min(4, availableParallelism()),
   };

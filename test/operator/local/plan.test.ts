@@ -68,6 +68,7 @@ describe('planLocal', () => {
         file: 'llm/gemma.gguf',
         path: '/h/models/llm/gemma.gguf',
       },
+      extraModels: [],
       dependsOn: [],
       dataDir: '/h/data/llm',
       logFile: '/h/logs/llm.log',
@@ -156,6 +157,32 @@ describe('planLocal', () => {
     });
     expect(ocr?.env['LOG_LEVEL']).toBe('warn');
     expect(ocr?.env).not.toHaveProperty('PATH');
+  });
+
+  it('plans a component’s further models (face: the detector beside the recognizer) at their manifest paths', () => {
+    const [face] = planLocal(suite({ face: { enabled: true } }), {
+      ...options,
+      manifest: {
+        'face-recognizer': { file: 'face/rec.onnx' },
+        'face-detector': { file: 'face/det.onnx' },
+      },
+    });
+    expect(face?.model).toMatchObject({ id: 'face-recognizer', path: '/h/models/face/rec.onnx' });
+    expect(face?.env['MODEL_PATH']).toBe('/h/models/face/rec.onnx');
+    expect(face?.extraModels).toEqual([
+      {
+        id: 'face-detector',
+        source: null,
+        sha256: null,
+        file: 'face/det.onnx',
+        path: '/h/models/face/det.onnx',
+      },
+    ]);
+    const [claimed] = planLocal(
+      suite({ face: { enabled: true, model: { existingClaim: 'faces', file: 'rec.onnx' } } }),
+      options,
+    );
+    expect(claimed?.extraModels).toEqual([]);
   });
 
   it('plans nothing when nothing is enabled', () => {

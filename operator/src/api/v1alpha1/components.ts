@@ -33,8 +33,13 @@ export interface Component {
   readonly concurrency: number;
   /** Whether the component runs on a GPU unless its spec says otherwise. */
   readonly gpu: boolean;
-  /** Id of its default model in the kit's model manifest, or null when it needs none. */
+  /**
+   * Id of its default model in the kit's model manifest (MODEL_PATH; the spec's `model` replaces
+   * it), or null when it needs none.
+   */
   readonly model: string | null;
+  /** Further manifest models it loads from the models directory (fetched alongside `model`). */
+  readonly extraModels?: readonly string[];
   /** Components it calls, used when its spec sets no `dependsOn`. */
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
@@ -77,7 +82,8 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     port: 8003,
     concurrency: 3,
     gpu: true,
-    model: null,
+    model: 'face-recognizer',
+    extraModels: ['face-detector'],
     dependsOn: [],
     tokenEnv: [],
   },
