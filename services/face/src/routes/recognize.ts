@@ -1,10 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import {
-  BadRequestError,
   HttpError,
   defineRoute,
-  multipart,
-  uploadedFiles,
   type AnyRoute,
   type UploadedFile,
 } from '@clinicalsuite/kit';
@@ -16,7 +13,7 @@ import {
   RecognizeFormSchema,
   RecognizeResponseSchema,
 } from '../schemas/face.js';
-import { analyzeUpload, deviceOf, type FaceRuntime } from './runtime.js';
+import { analyzeUpload, deviceOf, imageUploads, requireUploads, type FaceRuntime } from './runtime.js';
 
 /** One image's faces matched against the registry. */
 async function recognizeOne(rt: FaceRuntime, file: UploadedFile, threshold: number, signal: AbortSignal) {
@@ -49,16 +46,6 @@ async function recognizeOne(rt: FaceRuntime, file: UploadedFile, threshold: numb
   };
 }
 
-function oneFile(req: Parameters<typeof uploadedFiles>[0], field: string): UploadedFile {
-  const [file] = uploadedFiles(req, field);
-  if (file === undefined)
-    throw new BadRequestError(`Send the image in the form field \`${field}\``, {
-      param: field,
-      code: 'missing_file',
-    });
-  return file;
-}
-
 export function recognizeFacesRoute(rt: FaceRuntime): AnyRoute {
   return defineRoute({
     method: 'post',
@@ -66,13 +53,15 @@ export function recognizeFacesRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Find every face in an image and match each against the registered persons',
     tags: ['recognition'],
     body: RecognizeFormSchema,
-    bodyParser: multipart({
-      files: [{ name: 'file', maxCount: 1 }],
-      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
-    }),
+    bodyParser: imageUploads(rt, 'file', 1),
     response: RecognizeResponseSchema,
     handler: async ({ body, req, signal }) => {
-      const result = await recognizeOne(rt, oneFile(req, 'file'), body.confidence_threshold, signal);
+      const result = await recognizeOne(
+        rt,
+        requireUploads(req, 'file', 'image')[0] as UploadedFile,
+        body.confidence_threshold,
+        signal,
+      );
       rt.stats.record(result.processing_time_ms);
       const recognized = result.faces.filter((f) => f.recognized).length;
       return ok(`Found ${plural(result.faces_detected, 'face')}, ${String(recognized)} recognized`, {
@@ -93,18 +82,10 @@ export function recognizeBatchRoute(rt: FaceRuntime): AnyRoute {
       'An image that cannot be read gets `{filename, error}` in its place; the others are still processed.',
     tags: ['recognition'],
     body: RecognizeFormSchema,
-    bodyParser: multipart({
-      files: [{ name: 'files', maxCount: max }],
-      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
-    }),
+    bodyParser: imageUploads(rt, 'files', max),
     response: RecognizeBatchResponseSchema,
     handler: async ({ body, req, signal }) => {
-      const files = uploadedFiles(req, 'files');
-      if (files.length === 0)
-        throw new BadRequestError('Send the images in the form field `files`', {
-          param: 'files',
-          code: 'missing_file',
-        });
+      const files = requireUploads(req, 'files');
       const started = performance.now();
       const results = [];
       for (const file of files) {

@@ -3,14 +3,13 @@ import {
   BadRequestError,
   HttpError,
   defineRoute,
-  multipart,
-  uploadedFiles,
   type AnyRoute,
+  type UploadedFile,
 } from '@clinicalsuite/kit';
 import { ms, ok, plural } from '../domain/envelope.js';
 import { locationOf } from '../domain/geometry.js';
 import { RegisterBatchResponseSchema, RegisterFormSchema, RegisterResponseSchema } from '../schemas/face.js';
-import { analyzeUpload, deviceOf, type FaceRuntime } from './runtime.js';
+import { analyzeUpload, deviceOf, imageUploads, requireUploads, type FaceRuntime } from './runtime.js';
 
 /**
  * Registration stores the embedding of each accepted image under the person (one transaction), so
@@ -43,18 +42,10 @@ export function registerPersonRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Register a person from an image with exactly one clear face',
     tags: ['registry'],
     body: RegisterFormSchema,
-    bodyParser: multipart({
-      files: [{ name: 'file', maxCount: 1 }],
-      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
-    }),
+    bodyParser: imageUploads(rt, 'file', 1),
     response: RegisterResponseSchema,
     handler: async ({ body, req, signal }) => {
-      const [file] = uploadedFiles(req, 'file');
-      if (file === undefined)
-        throw new BadRequestError('Send the image in the form field `file`', {
-          param: 'file',
-          code: 'missing_file',
-        });
+      const file = requireUploads(req, 'file', 'image')[0] as UploadedFile;
       const started = performance.now();
       const { image, faces } = await analyzeUpload(rt, file, signal);
       const [face] = faces;
@@ -96,18 +87,10 @@ export function registerBatchRoute(rt: FaceRuntime): AnyRoute {
       'Other images are skipped, and `skipped` says why. When no image qualifies, nothing is stored (400).',
     tags: ['registry'],
     body: RegisterFormSchema,
-    bodyParser: multipart({
-      files: [{ name: 'files', maxCount: max }],
-      maxFileBytes: rt.config.MAX_IMAGE_BYTES,
-    }),
+    bodyParser: imageUploads(rt, 'files', max),
     response: RegisterBatchResponseSchema,
     handler: async ({ body, req, signal }) => {
-      const files = uploadedFiles(req, 'files');
-      if (files.length === 0)
-        throw new BadRequestError('Send the images in the form field `files`', {
-          param: 'files',
-          code: 'missing_file',
-        });
+      const files = requireUploads(req, 'files');
       const started = performance.now();
       const embeddings: Float32Array[] = [];
       const skipped: { filename: string; reason: string }[] = [];

@@ -1,11 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import {
   BadRequestError,
+  multipart,
+  uploadedFiles,
   type ConcurrencyGate,
   type ModelHost,
   type Readiness,
   type UploadedFile,
 } from '@clinicalsuite/kit';
+import type { Request, RequestHandler } from 'express';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { FaceEngine, AnalyzedFace } from '../adapters/face-engine.js';
 import { decodeImage, type DecodedImage } from '../adapters/image.js';
@@ -87,4 +90,21 @@ export function uptimeSeconds(rt: FaceRuntime): number {
 
 export function deviceOf(rt: FaceRuntime): string {
   return rt.host.engine?.engine.device ?? (rt.config.FACE_DEVICE === 'cuda' ? 'cuda' : 'cpu');
+}
+
+/** Multipart parsing for image uploads: `field` holding at most `maxCount` images. */
+export function imageUploads(rt: FaceRuntime, field: string, maxCount: number): RequestHandler[] {
+  return multipart({ files: [{ name: field, maxCount }], maxFileBytes: rt.config.MAX_IMAGE_BYTES });
+}
+
+/** The files of `field`, or 400 naming the field when none came. */
+export function requireUploads(req: Request, field: string, what = 'images'): UploadedFile[] {
+  const files = uploadedFiles(req, field);
+  if (files.length === 0) {
+    throw new BadRequestError(`Send the ${what} in the form field \`${field}\``, {
+      param: field,
+      code: 'missing_file',
+    });
+  }
+  return files;
 }

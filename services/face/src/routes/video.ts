@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { BadRequestError, defineRoute, multipart, uploadedFiles, type AnyRoute } from '@clinicalsuite/kit';
+import { BadRequestError, defineRoute, multipart, type AnyRoute } from '@clinicalsuite/kit';
 import { z } from 'zod';
 import { probeVideo, videoFrames } from '../adapters/video.js';
 import { ms, ok, plural } from '../domain/envelope.js';
 import { FaceTracker } from '../domain/tracker.js';
 import { round4 } from '../domain/similarity.js';
-import { deviceOf, type FaceRuntime } from './runtime.js';
+import { deviceOf, requireUploads, type FaceRuntime } from './runtime.js';
 
 export const MAX_FPS = 30;
 
@@ -58,12 +58,8 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
     }),
     response: VideoResponseSchema,
     handler: async ({ body, req, signal }) => {
-      const [file] = uploadedFiles(req, 'file');
-      if (file?.path === undefined)
-        throw new BadRequestError('Send the video in the form field `file`', {
-          param: 'file',
-          code: 'missing_file',
-        });
+      const file = requireUploads(req, 'file', 'video')[0];
+      if (file?.path === undefined) throw new Error('the video upload was not written to disk');
       const models = rt.host.require();
       const started = performance.now();
       const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname);

