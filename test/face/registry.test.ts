@@ -29,13 +29,15 @@ describe('EmbeddingIndex', () => {
 
 describe('SqliteRegistry', () => {
   let registry: SqliteRegistry | undefined;
-  afterEach(() => registry?.close());
+  afterEach(async () => {
+    await registry?.close();
+  });
   const at = '2026-11-21T10:00:00.000Z';
 
-  it('registers, appends embeddings to a known name, lists, loads and deletes', () => {
+  it('registers, appends embeddings to a known name, lists, loads and deletes', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'face-registry-')), 'registry.sqlite');
     registry = new SqliteRegistry(path);
-    const lan = registry.register({
+    const lan = await registry.register({
       name: 'Lan',
       email: null,
       pid: 'P-1',
@@ -50,7 +52,7 @@ describe('SqliteRegistry', () => {
       encodingDimensions: 2,
       embeddingCount: 1,
     });
-    const again = registry.register({
+    const again = await registry.register({
       name: 'Lan',
       email: 'lan@example.org',
       pid: null,
@@ -65,29 +67,43 @@ describe('SqliteRegistry', () => {
       embeddingCount: 3,
       createdAt: at,
     });
-    registry.register({ name: 'Minh', email: null, pid: null, model: 'm1', embeddings: [unit(0, 1)], at });
-    expect(registry.list().map((p) => p.name)).toEqual(['Lan', 'Minh']);
-    expect(registry.count()).toBe(2);
+    await registry.register({
+      name: 'Minh',
+      email: null,
+      pid: null,
+      model: 'm1',
+      embeddings: [unit(0, 1)],
+      at,
+    });
+    expect((await registry.list()).map((p) => p.name)).toEqual(['Lan', 'Minh']);
+    expect(await registry.count()).toBe(2);
 
     // A second process opening the same file sees the same state.
-    registry.close();
+    await registry.close();
     registry = new SqliteRegistry(path);
-    const loaded = registry.loadAll('m1');
+    const loaded = await registry.loadAll('m1');
     expect(loaded.persons).toHaveLength(2);
     expect(loaded.embeddings).toHaveLength(4);
     expect(Array.from(loaded.embeddings[0]!.vector)).toEqual(Array.from(unit(1, 0)));
-    expect(registry.loadAll('other').embeddings).toHaveLength(0);
+    expect((await registry.loadAll('other')).embeddings).toHaveLength(0);
 
-    expect(registry.delete('Lan')).toEqual({ deleted: true, id: lan.id });
-    expect(registry.delete('Lan')).toEqual({ deleted: false, id: null });
-    expect(registry.loadAll('m1').embeddings).toHaveLength(1);
+    expect(await registry.delete('Lan')).toEqual({ deleted: true, id: lan.id });
+    expect(await registry.delete('Lan')).toEqual({ deleted: false, id: null });
+    expect((await registry.loadAll('m1')).embeddings).toHaveLength(1);
   });
 
-  it('refuses to mix embeddings of another recognition model under one person, storing nothing', () => {
+  it('refuses to mix embeddings of another recognition model under one person, storing nothing', async () => {
     registry = new SqliteRegistry(':memory:');
-    registry.register({ name: 'Lan', email: null, pid: null, model: 'm1', embeddings: [unit(1, 0)], at });
-    expect(() =>
-      registry!.register({
+    await registry.register({
+      name: 'Lan',
+      email: null,
+      pid: null,
+      model: 'm1',
+      embeddings: [unit(1, 0)],
+      at,
+    });
+    await expect(
+      registry.register({
         name: 'Lan',
         email: null,
         pid: null,
@@ -95,9 +111,9 @@ describe('SqliteRegistry', () => {
         embeddings: [unit(1, 0, 0)],
         at,
       }),
-    ).toThrow('recognition model m1');
-    expect(registry.list()[0]?.embeddingCount).toBe(1);
-    expect(registry.countOtherModels('m2')).toBe(1);
-    expect(registry.ping()).toBe(true);
+    ).rejects.toThrow('recognition model m1');
+    expect((await registry.list())[0]?.embeddingCount).toBe(1);
+    expect(await registry.countOtherModels('m2')).toBe(1);
+    expect(await registry.ping()).toBe(true);
   });
 });

@@ -89,22 +89,42 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
       });
       const coarse = await loadCoarseScorer(engine.dim, config.threads);
       const people = new People(engine.dim, coarse.scorer);
-      const stored = registry.loadAll(engine.modelId);
+      const stored = await registry.loadAll(engine.modelId);
+      const otherModelPersons = await registry.countOtherModels(engine.modelId);
       const byPerson = new Map<number, Float32Array[]>();
       for (const e of stored.embeddings)
         byPerson.set(e.personId, [...(byPerson.get(e.personId) ?? []), e.vector]);
       for (const p of stored.persons) people.add(p.id, p.name, byPerson.get(p.id) ?? []);
+      // Other replicas' registrations and deletions (PostgreSQL), applied to this index.
+      await registry.subscribe((change) => {
+        people.remove(change.personId);
+        if (change.kind === 'delete') return;
+        void registry.loadPerson(change.personId, engine.modelId).then(
+          (found) => {
+            if (found !== null) {
+              people.remove(change.personId);
+              people.add(found.person.id, found.person.name, found.embeddings);
+            }
+          },
+          (error: unknown) => {
+            logger.error(
+              { err: error, personId: change.personId },
+              'could not reload a person changed elsewhere',
+            );
+          },
+        );
+      });
       return {
         engine,
         people,
+        otherModelPersons,
         dispose: async () => {
           await engine.dispose();
           await coarse.dispose();
         },
       };
     },
-    describe: ({ engine, people }) => {
-      const others = registry.countOtherModels(engine.modelId);
+    describe: ({ engine, people, otherModelPersons: others }) => {
       return {
         fields: {
           device: engine.device,
@@ -175,7 +195,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     registry,
     close: async () => {
       await host.close();
-      registry.close();
+      await registry.close();
     },
   };
 }

@@ -29,21 +29,31 @@ export interface RegisterInput {
   readonly at: string;
 }
 
+/** Another replica changed a person (PostgreSQL): reload or drop it from the index. */
+export interface RegistryChange {
+  readonly kind: 'upsert' | 'delete';
+  readonly personId: number;
+}
+
 export interface Registry {
   readonly kind: string;
   /** Every person of `model`, and their embeddings, for the in-memory index. */
-  loadAll(model: string): { persons: PersonRecord[]; embeddings: StoredEmbedding[] };
+  loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }>;
+  /** One person of `model` and their embeddings, or null when gone (or of another model). */
+  loadPerson(id: number, model: string): Promise<{ person: PersonRecord; embeddings: Float32Array[] } | null>;
   /**
    * Adds the embeddings to the person of that name, creating the person if new (email and pid are
    * updated when given). One transaction: all of it is stored, or nothing.
    */
-  register(input: RegisterInput): PersonRecord;
-  list(): PersonRecord[];
-  /** True when a person of that name existed. */
-  delete(name: string): { deleted: boolean; id: number | null };
-  count(): number;
+  register(input: RegisterInput): Promise<PersonRecord>;
+  list(): Promise<PersonRecord[]>;
+  /** Whether a person of that name existed, and its id. */
+  delete(name: string): Promise<{ deleted: boolean; id: number | null }>;
+  count(): Promise<number>;
   /** Persons whose embeddings come from a model other than `model`. */
-  countOtherModels(model: string): number;
-  ping(): boolean;
-  close(): void;
+  countOtherModels(model: string): Promise<number>;
+  ping(): Promise<boolean>;
+  /** Changes made by other processes sharing the store (none for SQLite: one writer). */
+  subscribe(listener: (change: RegistryChange) => void): Promise<void>;
+  close(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/require-await -- better-sqlite3 is synchronous; the Registry
+   interface is asynchronous for PostgreSQL, and async methods turn SQLite's throws into rejections. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -62,7 +64,7 @@ export class SqliteRegistry implements Registry {
     this.db.exec(SCHEMA);
   }
 
-  loadAll(model: string): { persons: PersonRecord[]; embeddings: StoredEmbedding[] } {
+  async loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }> {
     const persons = this.db
       .prepare<[string], PersonRow>(`${PERSON_SELECT} WHERE p.model = ?`)
       .all(model)
@@ -76,7 +78,7 @@ export class SqliteRegistry implements Registry {
     return { persons, embeddings };
   }
 
-  register(input: RegisterInput): PersonRecord {
+  async register(input: RegisterInput): Promise<PersonRecord> {
     const dim = input.embeddings[0]?.length;
     if (dim === undefined) throw new Error('register needs at least one embedding');
     const run = this.db.transaction((): PersonRecord => {
@@ -117,22 +119,22 @@ export class SqliteRegistry implements Registry {
     return run.immediate();
   }
 
-  list(): PersonRecord[] {
+  async list(): Promise<PersonRecord[]> {
     return this.db.prepare<[], PersonRow>(`${PERSON_SELECT} ORDER BY p.name`).all().map(toRecord);
   }
 
-  delete(name: string): { deleted: boolean; id: number | null } {
+  async delete(name: string): Promise<{ deleted: boolean; id: number | null }> {
     const row = this.db.prepare<[string], { id: number }>('SELECT id FROM persons WHERE name = ?').get(name);
     if (row === undefined) return { deleted: false, id: null };
     this.db.prepare('DELETE FROM persons WHERE id = ?').run(row.id);
     return { deleted: true, id: row.id };
   }
 
-  count(): number {
+  async count(): Promise<number> {
     return this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM persons').get()?.n ?? 0;
   }
 
-  countOtherModels(model: string): number {
+  async countOtherModels(model: string): Promise<number> {
     return (
       this.db
         .prepare<[string], { n: number }>('SELECT count(*) AS n FROM persons WHERE model <> ?')
@@ -140,7 +142,7 @@ export class SqliteRegistry implements Registry {
     );
   }
 
-  ping(): boolean {
+  async ping(): Promise<boolean> {
     try {
       return this.db.prepare<[], { ok: number }>('SELECT 1 AS ok').get()?.ok === 1;
     } catch {
@@ -148,7 +150,26 @@ export class SqliteRegistry implements Registry {
     }
   }
 
-  close(): void {
+  async loadPerson(
+    id: number,
+    model: string,
+  ): Promise<{ person: PersonRecord; embeddings: Float32Array[] } | null> {
+    const row = this.db
+      .prepare<[number, string], PersonRow>(`${PERSON_SELECT} WHERE p.id = ? AND p.model = ?`)
+      .get(id, model);
+    if (row === undefined) return null;
+    const embeddings = this.db
+      .prepare<[number], { vector: Buffer }>('SELECT vector FROM embeddings WHERE person_id = ?')
+      .all(id)
+      .map((r) => toVector(r.vector));
+    return { person: toRecord(row), embeddings };
+  }
+
+  async subscribe(): Promise<void> {
+    // One writer process: there are no other replicas' changes to hear about.
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 

@@ -59,7 +59,7 @@ export function healthRoute(rt: FaceRuntime): AnyRoute {
     response: HealthResponseSchema,
     responses: { 503: { description: 'Not ready, with the reason', schema: HealthResponseSchema } },
     handler: async ({ res }) => {
-      const database = rt.registry.ping();
+      const database = await rt.registry.ping();
       const loaded = rt.host.engine !== undefined;
       const healthy = database && loaded && rt.readiness.ready;
       const gpu = (await rt.gpu.read()).available;
@@ -90,9 +90,9 @@ export function statusRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Registered persons, active requests, average processing time, concurrency limit',
     tags: ['info'],
     response: StatusResponseSchema,
-    handler: () =>
+    handler: async () =>
       ok('Service status', {
-        registered_persons: rt.registry.count(),
+        registered_persons: await rt.registry.count(),
         device: deviceOf(rt),
         active_requests: rt.gate.running,
         average_processing_time_ms: rt.stats.averageMs,
@@ -126,8 +126,8 @@ export function listPersonsRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Registered persons',
     tags: ['registry'],
     response: ListPersonsResponseSchema,
-    handler: () => {
-      const persons = rt.registry.list().map((p) => ({
+    handler: async () => {
+      const persons = (await rt.registry.list()).map((p) => ({
         name: p.name,
         email: p.email,
         pid: p.pid,
@@ -152,8 +152,8 @@ export function deletePersonRoute(rt: FaceRuntime): AnyRoute {
     responses: { 404: { description: 'No person of that name' } },
     // Deleting needs no model: it works while the models load.
     requiresReady: false,
-    handler: ({ params }) => {
-      const { deleted, id } = rt.registry.delete(params.name);
+    handler: async ({ params }) => {
+      const { deleted, id } = await rt.registry.delete(params.name);
       if (!deleted || id === null) throw new NotFoundError(`Person '${params.name}' not found`);
       rt.host.engine?.people.remove(id);
       return { success: true as const, message: `Person '${params.name}' deleted successfully` };

@@ -1,10 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import {
-  HttpError,
-  defineRoute,
-  type AnyRoute,
-  type UploadedFile,
-} from '@clinicalsuite/kit';
+import { HttpError, defineRoute, type AnyRoute, type UploadedFile } from '@clinicalsuite/kit';
 import { ms, ok, plural } from '../domain/envelope.js';
 import { locationOf } from '../domain/geometry.js';
 import type { FaceMatch } from '../domain/people.js';

@@ -17,13 +17,13 @@ import { analyzeUpload, deviceOf, imageUploads, requireUploads, type FaceRuntime
  * register again for a known name adds photos to that person.
  */
 
-function store(
+async function store(
   rt: FaceRuntime,
   form: { person_name: string; email?: string | undefined; pid?: string | undefined },
   embeddings: Float32Array[],
 ) {
   const models = rt.host.require();
-  const record = rt.registry.register({
+  const record = await rt.registry.register({
     name: form.person_name,
     email: form.email ?? null,
     pid: form.pid ?? null,
@@ -61,7 +61,7 @@ export function registerPersonRoute(rt: FaceRuntime): AnyRoute {
         );
       }
       signal.throwIfAborted();
-      const record = store(rt, body, [face.embedding]);
+      const record = await store(rt, body, [face.embedding]);
       const elapsed = ms(performance.now() - started);
       rt.stats.record(elapsed);
       return ok(`Person '${record.name}' registered successfully`, {
@@ -116,7 +116,7 @@ export function registerBatchRoute(rt: FaceRuntime): AnyRoute {
         );
       }
       signal.throwIfAborted();
-      const record = store(rt, body, embeddings);
+      const record = await store(rt, body, embeddings);
       const elapsed = ms(performance.now() - started);
       rt.stats.record(elapsed);
       return ok(

@@ -22,6 +22,8 @@ import type { FaceMetrics } from '../metrics.js';
 export interface FaceModels {
   readonly engine: FaceEngine;
   readonly people: People;
+  /** Registered persons whose embeddings came from another recognizer (never matched). */
+  readonly otherModelPersons: number;
   dispose(): Promise<void>;
 }
 
