@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, ensureModel } from '../../services/kit/src/models/index.js';
+import type { Registry } from '../../services/face/src/adapters/registry.js';
 import { buildFaceApp, type FaceService } from '../../services/face/src/app.js';
 import { loadFaceConfig } from '../../services/face/src/config.js';
 import { ensureFacePhotos, type FacePhoto } from '../fixtures/photos/face-photos.js';
@@ -28,7 +29,10 @@ export interface FaceTestServer {
   close(): Promise<void>;
 }
 
-export async function startFace(env: Record<string, string> = {}): Promise<FaceTestServer> {
+export async function startFace(
+  env: Record<string, string> = {},
+  registry?: Registry,
+): Promise<FaceTestServer> {
   const dataDir = env['DATA_DIR'] ?? mkdtempSync(join(tmpdir(), 'face-test-'));
   const config = loadFaceConfig({
     HOST: '127.0.0.1',
@@ -44,6 +48,7 @@ export async function startFace(env: Record<string, string> = {}): Promise<FaceT
   const { logs, destination } = captureLogs();
   const service = buildFaceApp({
     config,
+    ...(registry === undefined ? {} : { registry }),
     logger: createLogger({ service: 'face', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
   });

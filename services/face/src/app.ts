@@ -96,24 +96,33 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         byPerson.set(e.personId, [...(byPerson.get(e.personId) ?? []), e.vector]);
       for (const p of stored.persons) people.add(p.id, p.name, byPerson.get(p.id) ?? []);
       // Other replicas' registrations and deletions (PostgreSQL), applied to this index.
-      await registry.subscribe((change) => {
-        people.remove(change.personId);
-        if (change.kind === 'delete') return;
-        void registry.loadPerson(change.personId, engine.modelId).then(
-          (found) => {
-            if (found !== null) {
+      await registry.subscribe(
+        (change) => {
+          if (change.kind === 'delete') {
+            people.remove(change.personId);
+            return;
+          }
+          // Replace the person's rows with what is stored now (this replica's own change included).
+          void registry.loadPerson(change.personId, engine.modelId).then(
+            (found) => {
               people.remove(change.personId);
-              people.add(found.person.id, found.person.name, found.embeddings);
-            }
-          },
-          (error: unknown) => {
-            logger.error(
-              { err: error, personId: change.personId },
-              'could not reload a person changed elsewhere',
-            );
-          },
-        );
-      });
+              if (found !== null) people.add(found.person.id, found.person.name, found.embeddings);
+            },
+            (error: unknown) => {
+              logger.error(
+                { err: error, personId: change.personId },
+                'could not reload a person changed elsewhere',
+              );
+            },
+          );
+        },
+        (error) => {
+          logger.error({ err: error }, 'lost the registry change feed');
+          readiness.setNotReady(
+            'lost the connection that keeps the registry index in step with other replicas: restart the service',
+          );
+        },
+      );
       return {
         engine,
         people,

@@ -51,6 +51,14 @@ export const faceConfigSchema = kitConfigSchema({
   MAX_VIDEO_SECONDS: env.number({ min: 1, max: 86_400 }).default(600),
   /** Frames are decoded at most this wide (height in proportion). */
   VIDEO_MAX_WIDTH: env.int({ min: 64, max: 7680 }).default(1280),
+  /**
+   * PostgreSQL for several replicas (postgres://user:pass@host/db); without it the registry is the
+   * SQLite file below (one replica).
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .optional(),
   /** The SQLite registry file; default `$DATA_DIR/face-registry.sqlite` (DATA_DIR default ./data). */
   REGISTRY_PATH: z.string().optional(),
   /** How often a missing model file is looked for again. */

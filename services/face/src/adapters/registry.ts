@@ -53,7 +53,22 @@ export interface Registry {
   /** Persons whose embeddings come from a model other than `model`. */
   countOtherModels(model: string): Promise<number>;
   ping(): Promise<boolean>;
-  /** Changes made by other processes sharing the store (none for SQLite: one writer). */
-  subscribe(listener: (change: RegistryChange) => void): Promise<void>;
+  /**
+   * Changes made by other processes sharing the store (none for SQLite: one writer). `onLost`
+   * says the feed broke (the index may then be stale).
+   */
+  subscribe(listener: (change: RegistryChange) => void, onLost: (error: Error) => void): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Embeddings are stored as little-endian float32 bytes. */
+export function embeddingToBytes(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+export function embeddingFromBytes(blob: Buffer): Float32Array {
+  // Copy: the Buffer may share an unaligned pool slab.
+  const out = new Float32Array(blob.byteLength / 4);
+  new Uint8Array(out.buffer).set(blob);
+  return out;
 }

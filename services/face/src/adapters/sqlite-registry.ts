@@ -4,7 +4,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError } from '@clinicalsuite/kit';
-import type { PersonRecord, RegisterInput, Registry, StoredEmbedding } from './registry.js';
+import {
+  embeddingFromBytes,
+  embeddingToBytes,
+  type PersonRecord,
+  type RegisterInput,
+  type Registry,
+  type StoredEmbedding,
+} from './registry.js';
 
 /**
  * The embedded registry: one SQLite file on the service's volume in WAL mode with
@@ -74,7 +81,7 @@ export class SqliteRegistry implements Registry {
         'SELECT e.person_id, e.vector FROM embeddings e JOIN persons p ON p.id = e.person_id WHERE p.model = ?',
       )
       .all(model)
-      .map((row) => ({ personId: row.person_id, vector: toVector(row.vector) }));
+      .map((row) => ({ personId: row.person_id, vector: embeddingFromBytes(row.vector) }));
     return { persons, embeddings };
   }
 
@@ -113,7 +120,7 @@ export class SqliteRegistry implements Registry {
       const insert = this.db.prepare(
         'INSERT INTO embeddings (person_id, vector, created_at) VALUES (?, ?, ?)',
       );
-      for (const e of input.embeddings) insert.run(id, toBlob(e), input.at);
+      for (const e of input.embeddings) insert.run(id, embeddingToBytes(e), input.at);
       return this.get(id);
     });
     return run.immediate();
@@ -161,7 +168,7 @@ export class SqliteRegistry implements Registry {
     const embeddings = this.db
       .prepare<[number], { vector: Buffer }>('SELECT vector FROM embeddings WHERE person_id = ?')
       .all(id)
-      .map((r) => toVector(r.vector));
+      .map((r) => embeddingFromBytes(r.vector));
     return { person: toRecord(row), embeddings };
   }
 
@@ -192,15 +199,4 @@ function toRecord(row: PersonRow): PersonRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-function toBlob(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-function toVector(blob: Buffer): Float32Array {
-  // Copy: the Buffer may share an unaligned pool slab.
-  const out = new Float32Array(blob.byteLength / 4);
-  new Uint8Array(out.buffer).set(blob);
-  return out;
 }

@@ -1,0 +1,257 @@
+import pg from 'pg';
+import { ConflictError } from '@clinicalsuite/kit';
+import {
+  embeddingFromBytes,
+  embeddingToBytes,
+  type PersonRecord,
+  type RegisterInput,
+  type Registry,
+  type RegistryChange,
+  type StoredEmbedding,
+} from './registry.js';
+
+/**
+ * The registry in PostgreSQL (DATABASE_URL), for several replicas: the same tables as SQLite,
+ * one transaction per registration (the person row locked with FOR UPDATE, so two replicas adding
+ * photos to one person never interleave), and a NOTIFY on `face_registry` after each commit. Every
+ * replica LISTENs and reloads or drops that person in its in-memory index, so a person registered
+ * through one replica is recognized by all of them.
+ */
+
+const CHANNEL = 'face_registry';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS face_persons (
+  id BIGSERIAL PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  email TEXT,
+  pid TEXT,
+  model TEXT NOT NULL,
+  dim INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS face_embeddings (
+  id BIGSERIAL PRIMARY KEY,
+  person_id BIGINT NOT NULL REFERENCES face_persons(id) ON DELETE CASCADE,
+  vector BYTEA NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS face_embeddings_person ON face_embeddings(person_id);
+`;
+
+const PERSON_SELECT = `
+SELECT p.id, p.name, p.email, p.pid, p.model, p.dim, p.created_at, p.updated_at,
+       (SELECT count(*) FROM face_embeddings e WHERE e.person_id = p.id) AS n
+FROM face_persons p`;
+
+interface PersonRow {
+  id: string;
+  name: string;
+  email: string | null;
+  pid: string | null;
+  model: string;
+  dim: number;
+  n: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export class PostgresRegistry implements Registry {
+  readonly kind = 'postgresql';
+  private listener: pg.Client | undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {}
+
+  /** Connects and creates the tables when missing (several replicas may race: IF NOT EXISTS under a lock). */
+  static async open(url: string): Promise<PostgresRegistry> {
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock(4247001)');
+        await client.query(SCHEMA);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresRegistry(pool, url);
+  }
+
+  async loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }> {
+    const persons = await this.pool.query<PersonRow>(`${PERSON_SELECT} WHERE p.model = $1`, [model]);
+    const embeddings = await this.pool.query<{ person_id: string; vector: Buffer }>(
+      'SELECT e.person_id, e.vector FROM face_embeddings e JOIN face_persons p ON p.id = e.person_id WHERE p.model = $1',
+      [model],
+    );
+    return {
+      persons: persons.rows.map(toRecord),
+      embeddings: embeddings.rows.map((r) => ({
+        personId: Number(r.person_id),
+        vector: embeddingFromBytes(r.vector),
+      })),
+    };
+  }
+
+  async loadPerson(
+    id: number,
+    model: string,
+  ): Promise<{ person: PersonRecord; embeddings: Float32Array[] } | null> {
+    const person = await this.pool.query<PersonRow>(`${PERSON_SELECT} WHERE p.id = $1 AND p.model = $2`, [
+      id,
+      model,
+    ]);
+    const row = person.rows[0];
+    if (row === undefined) return null;
+    const embeddings = await this.pool.query<{ vector: Buffer }>(
+      'SELECT vector FROM face_embeddings WHERE person_id = $1',
+      [id],
+    );
+    return { person: toRecord(row), embeddings: embeddings.rows.map((r) => embeddingFromBytes(r.vector)) };
+  }
+
+  async register(input: RegisterInput): Promise<PersonRecord> {
+    const dim = input.embeddings[0]?.length;
+    if (dim === undefined) throw new Error('register needs at least one embedding');
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Serialise registrations of one name across replicas (the row may not exist yet).
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [input.name]);
+      const existing = await client.query<{ id: string; model: string; dim: number }>(
+        'SELECT id, model, dim FROM face_persons WHERE name = $1 FOR UPDATE',
+        [input.name],
+      );
+      let id: number;
+      const found = existing.rows[0];
+      if (found === undefined) {
+        const inserted = await client.query<{ id: string }>(
+          'INSERT INTO face_persons (name, email, pid, model, dim, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id',
+          [input.name, input.email, input.pid, input.model, dim, input.at],
+        );
+        id = Number(inserted.rows[0]?.id);
+      } else {
+        if (found.model !== input.model || found.dim !== dim) {
+          throw new ConflictError(
+            `Person '${input.name}' was registered with the recognition model ${found.model}; ` +
+              `this service runs ${input.model}. Delete the person and register again.`,
+          );
+        }
+        id = Number(found.id);
+        await client.query(
+          'UPDATE face_persons SET email = coalesce($1, email), pid = coalesce($2, pid), updated_at = $3 WHERE id = $4',
+          [input.email, input.pid, input.at, id],
+        );
+      }
+      for (const e of input.embeddings) {
+        await client.query(
+          'INSERT INTO face_embeddings (person_id, vector, created_at) VALUES ($1, $2, $3)',
+          [id, embeddingToBytes(e), input.at],
+        );
+      }
+      await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [`upsert:${String(id)}`]);
+      const record = await client.query<PersonRow>(`${PERSON_SELECT} WHERE p.id = $1`, [id]);
+      await client.query('COMMIT');
+      const row = record.rows[0];
+      if (row === undefined) throw new Error(`person ${String(id)} vanished`);
+      return toRecord(row);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async list(): Promise<PersonRecord[]> {
+    return (await this.pool.query<PersonRow>(`${PERSON_SELECT} ORDER BY p.name`)).rows.map(toRecord);
+  }
+
+  async delete(name: string): Promise<{ deleted: boolean; id: number | null }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const gone = await client.query<{ id: string }>(
+        'DELETE FROM face_persons WHERE name = $1 RETURNING id',
+        [name],
+      );
+      const id = gone.rows[0]?.id;
+      if (id !== undefined) await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [`delete:${id}`]);
+      await client.query('COMMIT');
+      return id === undefined ? { deleted: false, id: null } : { deleted: true, id: Number(id) };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async count(): Promise<number> {
+    return Number(
+      (await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM face_persons')).rows[0]?.n ?? 0,
+    );
+  }
+
+  async countOtherModels(model: string): Promise<number> {
+    const r = await this.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM face_persons WHERE model <> $1',
+      [model],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async subscribe(listener: (change: RegistryChange) => void, onLost: (error: Error) => void): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    client.on('notification', (message) => {
+      if (message.channel !== CHANNEL || message.payload === undefined) return;
+      const [kind, id] = message.payload.split(':');
+      if ((kind === 'upsert' || kind === 'delete') && id !== undefined)
+        listener({ kind, personId: Number(id) });
+    });
+    // A dropped connection misses changes from then on.
+    client.on('error', onLost);
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.listener = client;
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.end();
+    await this.pool.end();
+  }
+}
+
+function toRecord(row: PersonRow): PersonRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    email: row.email,
+    pid: row.pid,
+    model: row.model,
+    encodingDimensions: row.dim,
+    embeddingCount: Number(row.n),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
