@@ -307,6 +307,10 @@ function readyMessage(ns: string, name: string): string {
     expect(profile.err).toMatch(/spec\.services\.llm\.resourceProfile: Invalid value: "l4 please"/);
     const typo = bad({ lmm: { enabled: true } });
     expect(typo.err).toMatch(/unknown field "spec\.services\.lmm"/);
+    const faces = bad({ face: { enabled: true, replicas: 2 } });
+    expect(faces.err).toMatch(
+      /spec\.services\.face: Invalid value: .*more than one replica needs env DATABASE_URL/,
+    );
   });
 
   it('reports a dependsOn cycle (which the CRD cannot check) as InvalidSpec in status', async () => {

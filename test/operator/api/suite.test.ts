@@ -165,6 +165,23 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
     );
   });
 
+  it('requires a shared database for more than one face replica (each would keep its own registry)', () => {
+    expect(issuesOf(suite({ services: { face: { enabled: true, replicas: 2 } } }))).toEqual([
+      'spec.services.face.replicas: more than one replica needs env DATABASE_URL (a shared database): each replica would otherwise keep its own registry',
+    ]);
+    const shared = parseSuite(
+      suite({
+        services: {
+          face: { enabled: true, replicas: 2, env: [{ name: 'DATABASE_URL', value: 'postgres://db/face' }] },
+        },
+      }),
+    );
+    expect(shared.spec.services.face?.replicas).toBe(2);
+    expect(
+      parseSuite(suite({ services: { llm: { enabled: true, replicas: 3 } } })).spec.services.llm?.replicas,
+    ).toBe(3);
+  });
+
   it('rejects something that is not an object at all', () => {
     expect(issuesOf('hello')).toEqual(['(root): must be an object, got string']);
   });

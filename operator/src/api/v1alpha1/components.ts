@@ -40,6 +40,11 @@ export interface Component {
   readonly model: string | null;
   /** Further manifest models it loads from the models directory (fetched alongside `model`). */
   readonly extraModels?: readonly string[];
+  /**
+   * The env var that points replicas at a shared store. Without it each replica keeps its own
+   * (an embedded database on its volume), so more than one replica requires it.
+   */
+  readonly sharedStoreEnv?: string;
   /** Components it calls, used when its spec sets no `dependsOn`. */
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
@@ -84,6 +89,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     gpu: true,
     model: 'face-recognizer',
     extraModels: ['face-detector'],
+    sharedStoreEnv: 'DATABASE_URL',
     dependsOn: [],
     tokenEnv: [],
   },

@@ -119,9 +119,21 @@ const serviceValidations = [
   },
 ];
 
+/** Components with a per-replica store: more than one replica needs the shared store's env var. */
+function sharedStoreValidations(env: string | undefined) {
+  if (env === undefined) return [];
+  return [
+    {
+      rule: `!(has(self.replicas) && self.replicas > 1) || (has(self.env) && self.env.exists(e, e.name == '${env}'))`,
+      message: `more than one replica needs env ${env} (a shared database): each replica would otherwise keep its own registry`,
+    },
+  ];
+}
+
 /** The schema of `spec.services.<key>`: identical for every component but for its defaults. */
 export function serviceSpecSchema(key: ComponentKey) {
   const c = COMPONENTS[key];
+  const shared = c.sharedStoreEnv;
   return z
     .strictObject({
       enabled: z.boolean().default(false).describe(`Run the ${c.title} service.`),
@@ -179,7 +191,11 @@ export function serviceSpecSchema(key: ComponentKey) {
       error: 'set either resourceProfile or resources, not both',
       path: ['resources'],
     })
-    .meta({ 'x-kubernetes-validations': serviceValidations })
+    .refine((s) => shared === undefined || s.replicas <= 1 || s.env.some((e) => e.name === shared), {
+      error: `more than one replica needs env ${shared ?? ''} (a shared database): each replica would otherwise keep its own registry`,
+      path: ['replicas'],
+    })
+    .meta({ 'x-kubernetes-validations': [...serviceValidations, ...sharedStoreValidations(shared)] })
     .describe(`${c.title}: ${c.description}`);
 }
 
