@@ -1,8 +1,10 @@
 import pg from 'pg';
-import { ConflictError } from '@clinicalsuite/kit';
 import {
   embeddingFromBytes,
   embeddingToBytes,
+  modelConflict,
+  personRecord,
+  type PersonRow,
   type PersonRecord,
   type RegisterInput,
   type Registry,
@@ -45,20 +47,7 @@ SELECT p.id, p.name, p.email, p.pid, p.model, p.dim, p.created_at, p.updated_at,
        (SELECT count(*) FROM face_embeddings e WHERE e.person_id = p.id) AS n
 FROM face_persons p`;
 
-interface PersonRow {
-  id: string;
-  name: string;
-  email: string | null;
-  pid: string | null;
-  model: string;
-  dim: number;
-  n: string;
-  created_at: string;
-  updated_at: string;
-}
-
 export class PostgresRegistry implements Registry {
-  readonly kind = 'postgresql';
   private listener: pg.Client | undefined;
 
   private constructor(
@@ -96,7 +85,7 @@ export class PostgresRegistry implements Registry {
       [model],
     );
     return {
-      persons: persons.rows.map(toRecord),
+      persons: persons.rows.map(personRecord),
       embeddings: embeddings.rows.map((r) => ({
         personId: Number(r.person_id),
         vector: embeddingFromBytes(r.vector),
@@ -118,7 +107,10 @@ export class PostgresRegistry implements Registry {
       'SELECT vector FROM face_embeddings WHERE person_id = $1',
       [id],
     );
-    return { person: toRecord(row), embeddings: embeddings.rows.map((r) => embeddingFromBytes(r.vector)) };
+    return {
+      person: personRecord(row),
+      embeddings: embeddings.rows.map((r) => embeddingFromBytes(r.vector)),
+    };
   }
 
   async register(input: RegisterInput): Promise<PersonRecord> {
@@ -143,10 +135,7 @@ export class PostgresRegistry implements Registry {
         id = Number(inserted.rows[0]?.id);
       } else {
         if (found.model !== input.model || found.dim !== dim) {
-          throw new ConflictError(
-            `Person '${input.name}' was registered with the recognition model ${found.model}; ` +
-              `this service runs ${input.model}. Delete the person and register again.`,
-          );
+          throw modelConflict(input.name, found.model, input.model);
         }
         id = Number(found.id);
         await client.query(
@@ -165,7 +154,7 @@ export class PostgresRegistry implements Registry {
       await client.query('COMMIT');
       const row = record.rows[0];
       if (row === undefined) throw new Error(`person ${String(id)} vanished`);
-      return toRecord(row);
+      return personRecord(row);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -175,7 +164,7 @@ export class PostgresRegistry implements Registry {
   }
 
   async list(): Promise<PersonRecord[]> {
-    return (await this.pool.query<PersonRow>(`${PERSON_SELECT} ORDER BY p.name`)).rows.map(toRecord);
+    return (await this.pool.query<PersonRow>(`${PERSON_SELECT} ORDER BY p.name`)).rows.map(personRecord);
   }
 
   async delete(name: string): Promise<{ deleted: boolean; id: number | null }> {
@@ -240,18 +229,4 @@ export class PostgresRegistry implements Registry {
     await this.listener?.end();
     await this.pool.end();
   }
-}
-
-function toRecord(row: PersonRow): PersonRecord {
-  return {
-    id: Number(row.id),
-    name: row.name,
-    email: row.email,
-    pid: row.pid,
-    model: row.model,
-    encodingDimensions: row.dim,
-    embeddingCount: Number(row.n),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

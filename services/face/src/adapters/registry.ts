@@ -1,3 +1,5 @@
+import { ConflictError } from '@clinicalsuite/kit';
+
 /** Where registered persons and their embeddings are kept (SQLite here; see sqlite-registry.ts). */
 
 export interface PersonRecord {
@@ -36,7 +38,6 @@ export interface RegistryChange {
 }
 
 export interface Registry {
-  readonly kind: string;
   /** Every person of `model`, and their embeddings, for the in-memory index. */
   loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }>;
   /** One person of `model` and their embeddings, or null when gone (or of another model). */
@@ -59,6 +60,41 @@ export interface Registry {
    */
   subscribe(listener: (change: RegistryChange) => void, onLost: (error: Error) => void): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A persons row as both stores select it (PostgreSQL returns bigints as strings). */
+export interface PersonRow {
+  id: number | string;
+  name: string;
+  email: string | null;
+  pid: string | null;
+  model: string;
+  dim: number;
+  n: number | string;
+  created_at: string;
+  updated_at: string;
+}
+
+export function personRecord(row: PersonRow): PersonRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    email: row.email,
+    pid: row.pid,
+    model: row.model,
+    encodingDimensions: row.dim,
+    embeddingCount: Number(row.n),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A known person enrolled with another recognizer: adding this model's embeddings would mix spaces. */
+export function modelConflict(name: string, registeredWith: string, running: string): ConflictError {
+  return new ConflictError(
+    `Person '${name}' was registered with the recognition model ${registeredWith}; ` +
+      `this service runs ${running}. Delete the person and register again.`,
+  );
 }
 
 /** Embeddings are stored as little-endian float32 bytes. */

@@ -3,10 +3,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { ConflictError } from '@clinicalsuite/kit';
 import {
   embeddingFromBytes,
   embeddingToBytes,
+  modelConflict,
+  personRecord,
+  type PersonRow,
   type PersonRecord,
   type RegisterInput,
   type Registry,
@@ -19,18 +21,6 @@ import {
  * mid-write leaves the last committed state (each registration is one transaction). For several
  * replicas use PostgreSQL (DATABASE_URL): SQLite allows one writer process.
  */
-
-interface PersonRow {
-  id: number;
-  name: string;
-  email: string | null;
-  pid: string | null;
-  model: string;
-  dim: number;
-  n: number;
-  created_at: string;
-  updated_at: string;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS persons (
@@ -58,7 +48,6 @@ SELECT p.id, p.name, p.email, p.pid, p.model, p.dim, p.created_at, p.updated_at,
 FROM persons p`;
 
 export class SqliteRegistry implements Registry {
-  readonly kind = 'sqlite';
   private readonly db: Database.Database;
 
   constructor(readonly path: string) {
@@ -75,7 +64,7 @@ export class SqliteRegistry implements Registry {
     const persons = this.db
       .prepare<[string], PersonRow>(`${PERSON_SELECT} WHERE p.model = ?`)
       .all(model)
-      .map(toRecord);
+      .map(personRecord);
     const embeddings = this.db
       .prepare<[string], { person_id: number; vector: Buffer }>(
         'SELECT e.person_id, e.vector FROM embeddings e JOIN persons p ON p.id = e.person_id WHERE p.model = ?',
@@ -105,10 +94,7 @@ export class SqliteRegistry implements Registry {
         );
       } else {
         if (existing.model !== input.model || existing.dim !== dim) {
-          throw new ConflictError(
-            `Person '${input.name}' was registered with the recognition model ${existing.model}; ` +
-              `this service runs ${input.model}. Delete the person and register again.`,
-          );
+          throw modelConflict(input.name, existing.model, input.model);
         }
         id = existing.id;
         this.db
@@ -127,7 +113,7 @@ export class SqliteRegistry implements Registry {
   }
 
   async list(): Promise<PersonRecord[]> {
-    return this.db.prepare<[], PersonRow>(`${PERSON_SELECT} ORDER BY p.name`).all().map(toRecord);
+    return this.db.prepare<[], PersonRow>(`${PERSON_SELECT} ORDER BY p.name`).all().map(personRecord);
   }
 
   async delete(name: string): Promise<{ deleted: boolean; id: number | null }> {
@@ -169,7 +155,7 @@ export class SqliteRegistry implements Registry {
       .prepare<[number], { vector: Buffer }>('SELECT vector FROM embeddings WHERE person_id = ?')
       .all(id)
       .map((r) => embeddingFromBytes(r.vector));
-    return { person: toRecord(row), embeddings };
+    return { person: personRecord(row), embeddings };
   }
 
   async subscribe(): Promise<void> {
@@ -183,20 +169,6 @@ export class SqliteRegistry implements Registry {
   private get(id: number): PersonRecord {
     const row = this.db.prepare<[number], PersonRow>(`${PERSON_SELECT} WHERE p.id = ?`).get(id);
     if (row === undefined) throw new Error(`person ${String(id)} vanished`);
-    return toRecord(row);
+    return personRecord(row);
   }
-}
-
-function toRecord(row: PersonRow): PersonRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email,
-    pid: row.pid,
-    model: row.model,
-    encodingDimensions: row.dim,
-    embeddingCount: row.n,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }
