@@ -1,0 +1,150 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BadRequestError, ServiceUnavailableError } from '@clinicalsuite/kit';
+import { ProcessFailedError, type ProcessRunner } from './process.js';
+
+/**
+ * PDF pages through poppler-utils: pdfinfo for the page count and sizes, pdftoppm to render one
+ * page at a time to grey PNG. poppler reads files, so the PDF is written to a private temporary
+ * directory (0700) that is removed when the request ends, whatever happens.
+ */
+
+export interface PdfTools {
+  readonly pdfinfo: string;
+  readonly pdftoppm: string;
+  readonly timeoutMs: number;
+}
+
+export interface PdfPageSize {
+  readonly page: number;
+  /** Points (1/72 inch), after the page's own rotation. */
+  readonly widthPt: number;
+  readonly heightPt: number;
+}
+
+export class PdfDocument {
+  private constructor(
+    private readonly runner: ProcessRunner,
+    private readonly tools: PdfTools,
+    private readonly dir: string,
+    readonly pages: number,
+  ) {}
+
+  private get path(): string {
+    return join(this.dir, 'input.pdf');
+  }
+
+  static async open(
+    runner: ProcessRunner,
+    tools: PdfTools,
+    bytes: Buffer,
+    signal: AbortSignal,
+  ): Promise<PdfDocument> {
+    const dir = await mkdtemp(join(tmpdir(), 'ocr-pdf-'));
+    try {
+      await writeFile(join(dir, 'input.pdf'), bytes, { mode: 0o600 });
+      const info = await pdfinfo(runner, tools, join(dir, 'input.pdf'), [], signal);
+      const pages = Number(/^Pages:\s*(\d+)/m.exec(info)?.[1] ?? NaN);
+      if (!Number.isInteger(pages) || pages < 1) {
+        throw new BadRequestError('The PDF has no pages', { code: 'invalid_pdf', param: 'file' });
+      }
+      return new PdfDocument(runner, tools, dir, pages);
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Sizes of pages `first`..`last` (1-based). */
+  async sizes(first: number, last: number, signal: AbortSignal): Promise<PdfPageSize[]> {
+    const text = await pdfinfo(
+      this.runner,
+      this.tools,
+      this.path,
+      ['-f', String(first), '-l', String(last)],
+      signal,
+    );
+    const sizes = new Map<number, { w: number; h: number }>();
+    const rotations = new Map<number, number>();
+    for (const m of text.matchAll(/^Page\s+(\d+)\s+size:\s*([\d.]+)\s*x\s*([\d.]+)/gm)) {
+      sizes.set(Number(m[1]), { w: Number(m[2]), h: Number(m[3]) });
+    }
+    for (const m of text.matchAll(/^Page\s+(\d+)\s+rot:\s*(\d+)/gm))
+      rotations.set(Number(m[1]), Number(m[2]));
+    const out: PdfPageSize[] = [];
+    for (let page = first; page <= last; page++) {
+      const size = sizes.get(page) ?? { w: 612, h: 792 };
+      const sideways = (rotations.get(page) ?? 0) % 180 === 90;
+      out.push({ page, widthPt: sideways ? size.h : size.w, heightPt: sideways ? size.w : size.h });
+    }
+    return out;
+  }
+
+  /** One page rendered in grey at `dpi`, as PNG. */
+  async render(page: number, dpi: number, signal: AbortSignal): Promise<Buffer> {
+    const out = join(this.dir, `page-${String(page)}`);
+    try {
+      await this.runner.output(
+        this.tools.pdftoppm,
+        [
+          '-f',
+          String(page),
+          '-l',
+          String(page),
+          '-r',
+          String(dpi),
+          '-gray',
+          '-png',
+          '-singlefile',
+          this.path,
+          out,
+        ],
+        { timeoutMs: this.tools.timeoutMs, signal },
+      );
+    } catch (error) {
+      throw translate(error, this.tools.pdftoppm);
+    }
+    const png = await readFile(`${out}.png`);
+    await rm(`${out}.png`, { force: true });
+    return png;
+  }
+
+  async close(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function pdfinfo(
+  runner: ProcessRunner,
+  tools: PdfTools,
+  path: string,
+  args: string[],
+  signal: AbortSignal,
+): Promise<string> {
+  try {
+    return (
+      await runner.output(tools.pdfinfo, [...args, path], { timeoutMs: tools.timeoutMs, signal })
+    ).toString();
+  } catch (error) {
+    throw translate(error, tools.pdfinfo);
+  }
+}
+
+function translate(error: unknown, binary: string): unknown {
+  if (error instanceof ServiceUnavailableError) {
+    return new ServiceUnavailableError(
+      `PDF support is not available: poppler-utils is not installed (${binary} not found); install poppler-utils or send images`,
+    );
+  }
+  if (error instanceof ProcessFailedError) {
+    const encrypted = /password|encrypt/i.test(error.stderr);
+    return new BadRequestError(
+      encrypted
+        ? 'The PDF is encrypted: send it without a password'
+        : 'The PDF could not be read (damaged or not a PDF)',
+      { code: encrypted ? 'encrypted_pdf' : 'invalid_pdf', param: 'file', cause: error },
+    );
+  }
+  return error;
+}

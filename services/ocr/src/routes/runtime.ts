@@ -1,0 +1,40 @@
+import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
+import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import type { EngineHost } from '../adapters/engine-host.js';
+import type { ProcessRunner } from '../adapters/process.js';
+import type { OcrConfig } from '../config.js';
+import type { OcrMetrics } from '../metrics.js';
+
+/** What the routes share. */
+
+export interface OcrRuntime {
+  readonly config: OcrConfig;
+  readonly host: EngineHost;
+  readonly runner: ProcessRunner;
+  readonly readiness: Readiness;
+  readonly gate: ConcurrencyGate;
+  readonly gpu: GpuStatusReader;
+  readonly metrics: OcrMetrics;
+  readonly stats: PageStats;
+  readonly startedAt: number;
+  readonly version: string;
+}
+
+/** Pages read and their mean time (for /status). */
+export class PageStats {
+  private count = 0;
+  private totalMs = 0;
+
+  record(pages: number, ms: number): void {
+    this.count += pages;
+    this.totalMs += ms;
+  }
+
+  get pages(): number {
+    return this.count;
+  }
+
+  get averageMs(): number {
+    return this.count === 0 ? 0 : Math.round((this.totalMs / this.count) * 10) / 10;
+  }
+}

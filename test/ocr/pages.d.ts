@@ -1,0 +1,8 @@
+export const VI_NOTE: readonly string[];
+export const EN_NOTE: readonly string[];
+export function renderNote(
+  lines: readonly string[],
+  options?: { width?: number; fontSize?: number },
+): Promise<Buffer>;
+export function characterAccuracy(truth: string, got: string): number;
+export function textPdf(pages: readonly (readonly string[])[]): Buffer;
