@@ -1,0 +1,257 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BadGatewayError,
+  GatewayTimeoutError,
+  ServiceUnavailableError,
+  loggableUrl,
+} from '@clinicalsuite/kit';
+import type {
+  ChatBackend,
+  CompletionRequest,
+  CompletionResult,
+} from '../domain/backend.js';
+
+/**
+ * The suite's text LLM over its OpenAI-compatible API, with Node's fetch: one endpoint
+ * (`POST /v1/chat/completions`, non-streamed) plus `/health` and `/v1/models` for readiness. Plain
+ * fetch rather than the `openai` SDK so the retry policy is exactly ours (retry only connection
+ * failures and 502/503/504, never after the client went away, never a 429 or a 4xx) and every
+ * failure maps onto the kit's error catalogue with a message that names the cause.
+ */
+
+export type ProbeResult =
+  | { readonly state: 'up'; readonly models: readonly string[] }
+  | { readonly state: 'not_ready' | 'unauthorized' | 'down'; readonly detail: string };
+
+export interface LlmClientOptions {
+  readonly baseUrl: string;
+  readonly token?: string;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+  /** Called before each retry (metrics). */
+  readonly onRetry?: (reason: string) => void;
+}
+
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+class RetryableFailure extends Error {
+  constructor(
+    readonly final: Error,
+    readonly reason: string,
+  ) {
+    super(final.message);
+  }
+}
+
+export class LlmClient implements ChatBackend {
+  readonly baseUrl: string;
+  /** The URL without credentials or query, for messages and logs. */
+  readonly displayUrl: string;
+
+  constructor(private readonly options: LlmClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
+  }
+
+  async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionResult> {
+    const started = performance.now();
+    const body = JSON.stringify({
+      model: request.model,
+      messages: request.messages,
+      temperature: request.temperature,
+      max_tokens: request.maxTokens,
+      stream: false,
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.attempt(body, signal);
+        return { ...result, attempts: attempt, llmMs: performance.now() - started };
+      } catch (error) {
+        if (!(error instanceof RetryableFailure)) throw error;
+        if (attempt > this.options.retries) throw error.final;
+        this.options.onRetry?.(error.reason);
+        const backoff = this.options.backoffMs * 2 ** (attempt - 1);
+        // Full jitter on half the backoff, so replicas retrying together spread out.
+        await sleep(backoff / 2 + Math.random() * (backoff / 2), undefined, { signal }).catch(() => {
+          throw signal.reason as Error;
+        });
+      }
+    }
+  }
+
+  private async attempt(body: string, signal: AbortSignal): Promise<Omit<CompletionResult, 'attempts' | 'llmMs'>> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: this.headers({ 'content-type': 'application/json' }),
+        body,
+        signal: AbortSignal.any([signal, timeout]),
+      });
+    } catch (error) {
+      throw this.fetchFailure(error, signal, timeout);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      throw this.fetchFailure(error, signal, timeout);
+    }
+    if (!res.ok) throw this.statusFailure(res, text);
+    return parseCompletion(text, this.displayUrl);
+  }
+
+  /** `/health` (the suite's LLM), else `/v1/models` (any OpenAI-compatible server). */
+  async probe(signal: AbortSignal): Promise<ProbeResult> {
+    try {
+      const health = await fetch(`${this.baseUrl}/health`, { headers: this.headers(), signal });
+      const text = await health.text();
+      if (health.status === 401 || health.status === 403)
+        return { state: 'unauthorized', detail: this.unauthorizedMessage(health.status) };
+      if (health.status === 503) {
+        return {
+          state: 'not_ready',
+          detail: `the LLM at ${this.displayUrl} is not ready: ${upstreamMessage(text) ?? 'starting'}`,
+        };
+      }
+      if (!health.ok && health.status !== 404) {
+        return {
+          state: 'down',
+          detail: `the LLM at ${this.displayUrl} answered /health with ${health.status}`,
+        };
+      }
+      const models = await fetch(`${this.baseUrl}/v1/models`, { headers: this.headers(), signal });
+      const listing = await models.text();
+      if (models.status === 401 || models.status === 403)
+        return { state: 'unauthorized', detail: this.unauthorizedMessage(models.status) };
+      if (!models.ok) {
+        return {
+          state: 'down',
+          detail: `the LLM at ${this.displayUrl} answered /v1/models with ${models.status}`,
+        };
+      }
+      return { state: 'up', models: modelIds(listing) };
+    } catch (error) {
+      return { state: 'down', detail: `the LLM at ${this.displayUrl} is unreachable (${causeOf(error)})` };
+    }
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(this.options.token === undefined ? {} : { authorization: `Bearer ${this.options.token}` }),
+      ...extra,
+    };
+  }
+
+  private unauthorizedMessage(status: number): string {
+    return `the LLM at ${this.displayUrl} refused the token (${status}): set API_TOKEN to the LLM's token`;
+  }
+
+  private fetchFailure(error: unknown, signal: AbortSignal, timeout: AbortSignal): Error {
+    if (signal.aborted) return signal.reason as Error;
+    if (timeout.aborted) {
+      return new GatewayTimeoutError(
+        `The LLM at ${this.displayUrl} did not answer within ${this.options.timeoutMs} ms`,
+      );
+    }
+    const cause = causeOf(error);
+    return new RetryableFailure(
+      new ServiceUnavailableError(`The LLM at ${this.displayUrl} is unreachable (${cause})`),
+      'connection',
+    );
+  }
+
+  private statusFailure(res: Response, text: string): Error {
+    const said = upstreamMessage(text);
+    const detail = said === undefined ? '' : `: ${said}`;
+    if (res.status === 401 || res.status === 403)
+      return new BadGatewayError(`${capitalize(this.unauthorizedMessage(res.status))}`);
+    if (res.status === 429) {
+      const after = Number(res.headers.get('retry-after') ?? '5');
+      return new ServiceUnavailableError(
+        `The LLM at ${this.displayUrl} is busy (429)${detail}`,
+        Number.isFinite(after) ? after : 5,
+      );
+    }
+    if (RETRYABLE_STATUS.has(res.status)) {
+      const final =
+        res.status === 503
+          ? new ServiceUnavailableError(`The LLM at ${this.displayUrl} is not available (503)${detail}`)
+          : new BadGatewayError(`The LLM at ${this.displayUrl} failed (${res.status})${detail}`);
+      return new RetryableFailure(final, `status_${res.status}`);
+    }
+    return new BadGatewayError(`The LLM at ${this.displayUrl} refused the request (${res.status})${detail}`);
+  }
+}
+
+function parseCompletion(text: string, url: string): Omit<CompletionResult, 'attempts' | 'llmMs'> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new BadGatewayError(`The LLM at ${url} answered with something other than JSON`);
+  }
+  const b = body as {
+    model?: unknown;
+    choices?: { message?: { content?: unknown }; finish_reason?: unknown }[];
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+  };
+  const choice = Array.isArray(b.choices) ? b.choices[0] : undefined;
+  const content = choice?.message?.content;
+  if (typeof content !== 'string')
+    throw new BadGatewayError(`The LLM at ${url} answered without a message (choices[0].message.content)`);
+  const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return {
+    text: content,
+    model: typeof b.model === 'string' ? b.model : 'unknown',
+    finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : 'unknown',
+    usage: {
+      promptTokens: count(b.usage?.prompt_tokens),
+      completionTokens: count(b.usage?.completion_tokens),
+    },
+  };
+}
+
+/** The message of an OpenAI `{error:{message}}`, a `{detail}` or a `{reason}` body, cut short. */
+export function upstreamMessage(text: string): string | undefined {
+  try {
+    const b = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown; reason?: unknown };
+    const m =
+      typeof b.error?.message === 'string'
+        ? b.error.message
+        : typeof b.detail === 'string'
+          ? b.detail
+          : typeof b.reason === 'string'
+            ? b.reason
+            : undefined;
+    return m?.slice(0, 300);
+  } catch {
+    return undefined;
+  }
+}
+
+function modelIds(text: string): string[] {
+  try {
+    const b = JSON.parse(text) as { data?: { id?: unknown }[] };
+    return (b.data ?? []).flatMap((m) => (typeof m.id === 'string' ? [m.id] : []));
+  } catch {
+    return [];
+  }
+}
+
+/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
+function causeOf(error: unknown): string {
+  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+  if (typeof e.cause?.code === 'string') return e.cause.code;
+  if (typeof e.code === 'string') return e.code;
+  if (typeof e.cause?.message === 'string') return e.cause.message;
+  return typeof e.message === 'string' ? e.message : 'unknown error';
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

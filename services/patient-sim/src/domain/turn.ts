@@ -1,0 +1,145 @@
+import type { CaseFile, Fact, Finding } from '../schemas/case.js';
+import type { ChatBackend, Usage } from './backend.js';
+import { disclose } from './disclosure.js';
+import { diagnosisTerms, findLeak, redact } from './leak.js';
+import { buildMessages, promptView, type Exchange } from './prompt.js';
+
+/**
+ * One clinician message answered: disclose what it asks for, build the prompt from the revealed
+ * facts only, ask the backend, check the reply for the diagnosis (regenerate with a stricter
+ * reminder, then redact the sentences that name it, else the case's own "I don't know" line).
+ * Nothing here touches the session: the caller records the outcome once the turn succeeded, so a
+ * failed turn reveals nothing.
+ */
+
+export type Guard = 'none' | 'regenerated' | 'redacted' | 'replaced';
+
+export interface TurnSettings {
+  readonly model: string;
+  readonly temperature: number;
+  readonly maxTokens: number;
+  readonly historyChars: number;
+  readonly leakRetries: number;
+}
+
+export interface TurnInput {
+  readonly caseFile: CaseFile;
+  /** Ids already revealed in the session. */
+  readonly revealed: ReadonlySet<string>;
+  readonly history: readonly Exchange[];
+  readonly message: string;
+  readonly settings: TurnSettings;
+}
+
+export interface TurnOutcome {
+  readonly reply: string;
+  readonly newFacts: readonly Fact[];
+  readonly findings: readonly Finding[];
+  readonly newFindings: readonly Finding[];
+  readonly guard: Guard;
+  readonly model: string;
+  readonly finishReason: string;
+  readonly usage: Usage;
+  /** Backend calls (1 + regenerations). */
+  readonly calls: number;
+  readonly llmMs: number;
+}
+
+export class EmptyReplyError extends Error {
+  constructor() {
+    super('The LLM returned an empty reply');
+  }
+}
+
+const SPEAKER_LINE =
+  /^\s*(doctor|clinician|physician|user|assistant|patient|bác sĩ|bệnh nhân|bs|bn)\s*:\s*/iu;
+
+const PATIENT_LABELS = new Set(['patient', 'assistant', 'bệnh nhân', 'bn']);
+
+/**
+ * The reply as the patient's words: without a leading "Patient:" label, and cut where the model
+ * starts writing the doctor's next line (base models continue the dialogue).
+ */
+export function cleanReply(text: string): string {
+  const out: string[] = [];
+  for (const line of text.replace(/\r/g, '').split('\n')) {
+    const m = SPEAKER_LINE.exec(line);
+    if (m !== null) {
+      const opening = out.join('').trim() === '';
+      if (opening && PATIENT_LABELS.has((m[1] ?? '').toLowerCase())) {
+        out.push(line.slice(m[0].length));
+        continue;
+      }
+      break;
+    }
+    out.push(line);
+  }
+  return out.join('\n').trim();
+}
+
+export async function runTurn(backend: ChatBackend, input: TurnInput, signal: AbortSignal): Promise<TurnOutcome> {
+  const { caseFile, settings } = input;
+  const d = disclose(caseFile, input.message, input.revealed);
+  const newIds = new Set(d.newFacts.map((f) => f.id));
+  const facts = caseFile.facts.filter((f) => input.revealed.has(f.id) || newIds.has(f.id));
+  const view = promptView(caseFile);
+  const terms = diagnosisTerms(caseFile.diagnosis);
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let llmMs = 0;
+  let last = '';
+  let leaked = false;
+  let model = settings.model;
+  let finishReason = 'unknown';
+  const attempts = 1 + settings.leakRetries;
+  for (let call = 1; call <= attempts; call++) {
+    const messages = buildMessages({
+      view,
+      facts,
+      procedures: d.findings,
+      history: input.history,
+      message: input.message,
+      historyChars: settings.historyChars,
+      strict: call > 1,
+    });
+    const result = await backend.complete(
+      { model: settings.model, messages, temperature: settings.temperature, maxTokens: settings.maxTokens },
+      signal,
+    );
+    promptTokens += result.usage.promptTokens;
+    completionTokens += result.usage.completionTokens;
+    llmMs += result.llmMs;
+    model = result.model;
+    finishReason = result.finishReason;
+    last = cleanReply(result.text);
+    leaked = last !== '' && findLeak(last, terms) !== null;
+    if (last !== '' && !leaked) {
+      return {
+        reply: last,
+        ...disclosed(d),
+        guard: call === 1 ? 'none' : 'regenerated',
+        model,
+        finishReason,
+        usage: { promptTokens, completionTokens },
+        calls: call,
+        llmMs,
+      };
+    }
+  }
+  if (!leaked) throw new EmptyReplyError();
+  const redacted = redact(last, terms);
+  return {
+    reply: redacted === '' ? caseFile.persona.unsure_reply : redacted,
+    ...disclosed(d),
+    guard: redacted === '' ? 'replaced' : 'redacted',
+    model,
+    finishReason,
+    usage: { promptTokens, completionTokens },
+    calls: attempts,
+    llmMs,
+  };
+}
+
+function disclosed(d: ReturnType<typeof disclose>): Pick<TurnOutcome, 'newFacts' | 'findings' | 'newFindings'> {
+  return { newFacts: d.newFacts, findings: d.findings, newFindings: d.newFindings };
+}
