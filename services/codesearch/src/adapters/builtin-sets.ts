@@ -1,0 +1,44 @@
+import { access } from 'node:fs/promises';
+import type { Logger } from '@clinicalsuite/kit';
+import type { BuiltinSet } from '../config.js';
+import { sha256File, type CodeStore } from './code-store.js';
+import { importCodeSet } from './importer.js';
+
+/**
+ * The code sets fetched through the model store (ICD-10-CM, ICD-10-PCS) are imported into the
+ * data dir at start when the store has no set of that type, or holds an older import of the same
+ * file. A set the user imported from their own file is never replaced.
+ */
+export async function importBuiltinSets(
+  store: CodeStore,
+  sets: readonly BuiltinSet[],
+  logger: Logger,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const set of sets) {
+    const present = await access(set.path).then(
+      () => true,
+      () => false,
+    );
+    if (!present) continue;
+    const source = `model store: ${set.id}`;
+    const meta = await store.readMeta(set.type).catch(() => null);
+    if (meta !== null && meta.source !== source) continue;
+    if (meta !== null && meta.sha256 === (await sha256File(set.path))) continue;
+    const result = await importCodeSet(store, {
+      type: set.type,
+      file: set.path,
+      format: set.format,
+      source,
+      license: set.license,
+    });
+    if (result.ok) logger.info({ type: set.type, codes: result.meta.count, source }, 'built-in code set imported');
+    else {
+      const first = result.errors[0];
+      const problem = `${set.path} could not be imported as ${set.type}: line ${first?.line ?? 0}: ${first?.message ?? '?'}`;
+      problems.push(problem);
+      logger.error({ type: set.type, path: set.path }, problem);
+    }
+  }
+  return problems;
+}

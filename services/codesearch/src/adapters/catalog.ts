@@ -1,0 +1,185 @@
+import type { Logger } from '@clinicalsuite/kit';
+import { passageOf } from '../domain/passage.js';
+import { applyOverlay, type OverlayEntry } from '../domain/overlay.js';
+import { LexicalIndex } from '../domain/lexical-index.js';
+import { CODE_TYPES, type CodeType, type SetMeta } from '../schemas/code-record.js';
+import type { CodeStore } from './code-store.js';
+import type { Embedder } from './embedder.js';
+import { VectorCache } from './vector-cache.js';
+
+/**
+ * What the service searches: the stored code sets with the curated Vietnamese terms laid over
+ * them, as one lexical index, and (once an embedding model is loaded) the title vectors of the
+ * types it embeds. A change in the store (an import) builds a new snapshot in the background and
+ * swaps it in whole; searches in flight finish on the old one.
+ */
+
+export type VectorState =
+  | { readonly state: 'waiting'; readonly reason: string }
+  | { readonly state: 'building'; readonly done: number; readonly total: number }
+  | { readonly state: 'ready'; readonly vectors: Float32Array; readonly dim: number; readonly total: number }
+  | { readonly state: 'failed'; readonly reason: string }
+  | { readonly state: 'off'; readonly reason: string };
+
+export interface Snapshot {
+  readonly index: LexicalIndex;
+  readonly sets: ReadonlyMap<CodeType, SetMeta>;
+  readonly vectors: Map<CodeType, VectorState>;
+  readonly curatedApplied: number;
+  readonly problems: readonly string[];
+}
+
+export interface CatalogOptions {
+  readonly store: CodeStore;
+  readonly dataDir: string;
+  readonly overlay: readonly OverlayEntry[];
+  readonly embedTypes: ReadonlySet<CodeType>;
+  readonly batchSize: number;
+  readonly logger: Logger;
+}
+
+export class Catalog {
+  private current: Snapshot | undefined;
+  private signature = '';
+  private embedder: Embedder | undefined;
+  private embedderReason = 'no embedding model configured';
+  private generation = 0;
+  private readonly vectorCache: VectorCache;
+  private stopped = false;
+  private building: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: CatalogOptions) {
+    this.vectorCache = new VectorCache(options.dataDir);
+  }
+
+  get snapshot(): Snapshot | undefined {
+    return this.current;
+  }
+
+  get model(): Embedder | undefined {
+    return this.embedder;
+  }
+
+  /** Why there is no embedding model (when there is none). */
+  get modelReason(): string {
+    return this.embedderReason;
+  }
+
+  /** Loads the store now (first load, or after a change); resolves when the lexical index is in. */
+  async load(): Promise<Snapshot> {
+    const signature = await this.options.store.signature();
+    const { sets, problems } = await this.options.store.readAll();
+    const records = sets.flatMap((s) => s.records);
+    const { codes, unmatched } = applyOverlay(records, this.options.overlay);
+    const index = new LexicalIndex(codes);
+    const vectors = new Map<CodeType, VectorState>();
+    for (const type of index.typeRanges.keys()) vectors.set(type, this.initialVectorState(type));
+    const snapshot: Snapshot = {
+      index,
+      sets: new Map(sets.map((s) => [s.meta.type, s.meta])),
+      vectors,
+      curatedApplied: this.options.overlay.length - unmatched.length,
+      problems,
+    };
+    this.current = snapshot;
+    this.signature = signature;
+    this.generation++;
+    for (const p of problems) this.options.logger.error({ problem: p }, 'a stored code set is damaged and is not served');
+    this.options.logger.info(
+      { codes: index.size, terms: index.vocabularySize, types: [...index.typeRanges.keys()] },
+      'code sets loaded',
+    );
+    this.startVectors();
+    return snapshot;
+  }
+
+  /** Reloads when the store changed since the last load; true when it did. */
+  async reloadIfChanged(): Promise<boolean> {
+    if ((await this.options.store.signature()) === this.signature) return false;
+    await this.load();
+    return true;
+  }
+
+  /** Sets (or clears, with a reason) the embedding model; vectors are built for it. */
+  setEmbedder(embedder: Embedder | undefined, reason?: string): void {
+    this.embedder = embedder;
+    if (reason !== undefined) this.embedderReason = reason;
+    const snap = this.current;
+    if (snap === undefined) return;
+    for (const type of snap.index.typeRanges.keys()) snap.vectors.set(type, this.initialVectorState(type));
+    this.startVectors();
+  }
+
+  private initialVectorState(type: CodeType): VectorState {
+    if (!this.options.embedTypes.has(type))
+      return { state: 'off', reason: `${type} is not in CODESEARCH_EMBED_TYPES` };
+    if (this.embedder === undefined) return { state: 'off', reason: this.embedderReason };
+    return { state: 'waiting', reason: 'queued for embedding' };
+  }
+
+  private startVectors(): void {
+    const generation = this.generation;
+    const snap = this.current;
+    const embedder = this.embedder;
+    if (snap === undefined || embedder === undefined) return;
+    this.building = this.building
+      .then(async () => {
+        for (const type of CODE_TYPES) {
+          if (this.stopped || generation !== this.generation || embedder !== this.embedder) return;
+          if (snap.vectors.get(type)?.state !== 'waiting') continue;
+          try {
+            await this.buildVectors(snap, type, embedder, generation);
+          } catch (err) {
+            snap.vectors.set(type, { state: 'failed', reason: (err as Error).message });
+            this.options.logger.error({ err, type }, 'embedding the code titles failed');
+          }
+        }
+      })
+      .catch(() => undefined);
+  }
+
+  private async buildVectors(snap: Snapshot, type: CodeType, embedder: Embedder, generation: number): Promise<void> {
+    const [start, end] = snap.index.typeRanges.get(type) ?? [0, 0];
+    const texts = snap.index.docs.slice(start, end).map(passageOf);
+    const key = VectorCache.key(embedder.id, type, texts);
+    const dim = embedder.dim;
+    const cached = await this.vectorCache.read(key, texts.length, dim);
+    if (cached !== null) {
+      snap.vectors.set(type, { state: 'ready', vectors: cached, dim, total: texts.length });
+      this.options.logger.info({ type, codes: texts.length }, 'code title vectors read from the cache');
+      return;
+    }
+    const vectors = new Float32Array(texts.length * dim);
+    const started = performance.now();
+    for (let i = 0; i < texts.length; i += this.options.batchSize) {
+      if (this.stopped || generation !== this.generation || embedder !== this.embedder) return;
+      snap.vectors.set(type, { state: 'building', done: i, total: texts.length });
+      const batch = await embedder.embed(texts.slice(i, i + this.options.batchSize), 'passage');
+      batch.forEach((v, j) => vectors.set(v, (i + j) * dim));
+      // Let searches run between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await this.vectorCache.write(key, vectors);
+    snap.vectors.set(type, { state: 'ready', vectors, dim, total: texts.length });
+    this.options.logger.info(
+      { type, codes: texts.length, seconds: Math.round((performance.now() - started) / 1000) },
+      'code title vectors built',
+    );
+  }
+
+  /** Resolves when the vectors queued so far are built (tests, benchmarks). */
+  async vectorsSettled(): Promise<void> {
+    let seen: Promise<void> | undefined;
+    while (seen !== this.building) {
+      seen = this.building;
+      await seen;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.building;
+    await this.embedder?.dispose();
+    this.embedder = undefined;
+  }
+}

@@ -1,0 +1,119 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
+import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
+import { z } from 'zod';
+import { CODE_TYPES, CodeTypeSchema, type CodeType } from './schemas/code-record.js';
+
+/** The code search service's configuration, parsed once at start-up. */
+
+export const codesearchConfigSchema = kitConfigSchema({
+  port: 8014,
+  maxConcurrency: 16,
+  queueSize: 256,
+  queueTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  bodyLimit: '64kb',
+}).extend({
+  /** Longest query, in characters. */
+  CODESEARCH_MAX_QUERY_CHARS: env.int({ min: 1, max: 10_000 }).default(500),
+  /** Largest `top_k`. */
+  CODESEARCH_MAX_TOP_K: env.int({ min: 1, max: 1000 }).default(100),
+  /** Candidates each ranking passes to the fusion. */
+  CODESEARCH_CANDIDATES: env.int({ min: 10, max: 2000 }).default(100),
+  /** The embedding ONNX; default MODEL_PATH, else the manifest's `codesearch-embedder`. */
+  CODESEARCH_EMBEDDING_MODEL_PATH: z.string().optional(),
+  /** Its tokenizer.json (or a .zip holding one); default the manifest's `codesearch-embedder-tokenizer`. */
+  CODESEARCH_EMBEDDING_TOKENIZER_PATH: z.string().optional(),
+  /** `query: ` / `passage: ` for E5 models; empty for MiniLM. */
+  CODESEARCH_EMBEDDING_QUERY_PREFIX: z.string().default(''),
+  CODESEARCH_EMBEDDING_PASSAGE_PREFIX: z.string().default(''),
+  CODESEARCH_EMBEDDING_MAX_TOKENS: env.int({ min: 8, max: 512 }).default(128),
+  /** `off` runs lexical search only, whatever is mounted. */
+  CODESEARCH_EMBEDDINGS: z.enum(['auto', 'off']).default('auto'),
+  /** Types whose titles are embedded (comma-separated, or `all`). PROCEDURE's 69k titles take long. */
+  CODESEARCH_EMBED_TYPES: z
+    .string()
+    .default('ICD10,ICPC2,CPT,SERVICE')
+    .transform((s, ctx) => {
+      if (s.trim().toLowerCase() === 'all') return [...CODE_TYPES];
+      const out: CodeType[] = [];
+      for (const part of s.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+        const t = CodeTypeSchema.safeParse(part);
+        if (!t.success) {
+          ctx.addIssue({ code: 'custom', message: `unknown code type ${part} (${CODE_TYPES.join(', ')})` });
+          return z.NEVER;
+        }
+        out.push(t.data);
+      }
+      return out;
+    }),
+  CODESEARCH_EMBED_BATCH: env.int({ min: 1, max: 512 }).default(32),
+  /** onnxruntime threads for the embedding model; default the cores this process may use, at most 4. */
+  CODESEARCH_THREADS: env.int({ min: 1, max: 64 }).optional(),
+  /** Import the fetched ICD-10-CM / ICD-10-PCS files from MODELS_DIR into the store at start. */
+  CODESEARCH_BUILTIN_SETS: env.bool().default(true),
+  /** The curated Vietnamese terms file; default the one shipped with the service. */
+  CODESEARCH_VI_TERMS_PATH: z.string().optional(),
+  /** The abbreviation table; default the one shipped with the service. */
+  CODESEARCH_ABBREVIATIONS_PATH: z.string().optional(),
+  /** How often the store is checked for imports made while running (0: never). */
+  CODESEARCH_RELOAD_POLL_MS: env.int({ min: 0 }).default(5000),
+  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+});
+
+export type CodesearchConfig = z.output<typeof codesearchConfigSchema> & {
+  readonly dataDir: string;
+  readonly modelsDir: string;
+  readonly embeddingModelPath: string;
+  readonly embeddingTokenizerPath: string;
+  readonly viTermsPath: string;
+  readonly abbreviationsPath: string;
+  readonly threads: number;
+  /** Manifest files imported as built-in sets when present. */
+  readonly builtinSets: readonly BuiltinSet[];
+};
+
+export interface BuiltinSet {
+  readonly id: string;
+  readonly type: CodeType;
+  readonly path: string;
+  readonly format: 'icd10cm-xml' | 'icd10pcs-sqlite';
+  readonly license: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DATA = (name: string): string => fileURLToPath(new URL(`../data/${name}`, import.meta.url));
+
+export function loadCodesearchConfig(source: Env = process.env): CodesearchConfig {
+  const config = loadConfig(codesearchConfigSchema, source);
+  const modelsDir = config.MODELS_DIR ?? defaultModelsDir(source);
+  const manifestPath = (id: string): string => {
+    const entry = MODEL_MANIFEST[id];
+    if (entry === undefined) throw new Error(`the model manifest lacks "${id}"`);
+    return resolveModelPath(modelsDir, entry);
+  };
+  const builtin = (id: string, type: CodeType, format: BuiltinSet['format']): BuiltinSet[] => {
+    const entry = MODEL_MANIFEST[id];
+    return entry === undefined ? [] : [{ id, type, format, path: manifestPath(id), license: entry.license }];
+  };
+  return {
+    ...config,
+    dataDir: config.DATA_DIR ?? 'data',
+    modelsDir,
+    embeddingModelPath:
+      config.CODESEARCH_EMBEDDING_MODEL_PATH ?? config.MODEL_PATH ?? manifestPath('codesearch-embedder'),
+    embeddingTokenizerPath:
+      config.CODESEARCH_EMBEDDING_TOKENIZER_PATH ?? manifestPath('codesearch-embedder-tokenizer'),
+    viTermsPath: config.CODESEARCH_VI_TERMS_PATH ?? DATA('vi-terms.csv'),
+    abbreviationsPath: config.CODESEARCH_ABBREVIATIONS_PATH ?? DATA('abbreviations.csv'),
+    threads: config.CODESEARCH_THREADS ?? Math.min(4, availableParallelism()),
+    builtinSets: config.CODESEARCH_BUILTIN_SETS
+      ? [
+          ...builtin('codesearch-icd10cm', 'ICD10', 'icd10cm-xml'),
+          ...builtin('codesearch-icd10pcs', 'PROCEDURE', 'icd10pcs-sqlite'),
+        ]
+      : [],
+  };
+}

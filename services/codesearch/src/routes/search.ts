@@ -1,0 +1,113 @@
+import { performance } from 'node:perf_hooks';
+import { defineRoute, type AnyRoute } from '@clinicalsuite/kit';
+import { nearest, reciprocalRankFusion, type Fused } from '../domain/fusion.js';
+import { buildResults } from '../domain/results.js';
+import { SearchResponseSchema, searchRequestSchema, type SearchResponse } from '../schemas/api.js';
+import { CODE_TYPES, type CodeType } from '../schemas/code-record.js';
+import { TopN } from '../domain/top-n.js';
+import { describeVectorState, missingHint, requireSnapshot, type CodesearchRuntime } from './runtime.js';
+
+export function searchRoute(rt: CodesearchRuntime): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/search',
+    summary: 'Search medical codes by text (hybrid: BM25 fused with embeddings; lexical without a model)',
+    description:
+      'Lexical: BM25 over titles and synonyms with diacritics folded (đ → d) and medical abbreviations ' +
+      '(THA, ĐTĐ, NMCT, HTN, COPD…) expanded. Hybrid: the lexical ranking fused with the cosine ranking ' +
+      'of the query and title embeddings by reciprocal-rank fusion (k = 60). `mode` says which ran and ' +
+      '`mode_reason` why not hybrid; `missing_types` lists requested types with no codes loaded.',
+    tags: ['search'],
+    body: searchRequestSchema({
+      maxQueryChars: rt.config.CODESEARCH_MAX_QUERY_CHARS,
+      maxTopK: rt.config.CODESEARCH_MAX_TOP_K,
+    }),
+    response: SearchResponseSchema,
+    responses: {
+      422: { description: 'Invalid fields (listed)' },
+      503: { description: 'Code sets still loading' },
+    },
+    handler: async ({ body, signal }): Promise<SearchResponse> => {
+      const started = performance.now();
+      const snap = requireSnapshot(rt);
+      const { index } = snap;
+      const requested: CodeType[] = body.code_types === null ? [...CODE_TYPES] : [...new Set(body.code_types)];
+      const present = requested.filter((t) => index.typeRanges.has(t));
+      const missing = requested.filter((t) => !index.typeRanges.has(t));
+      const candidates = Math.max(rt.config.CODESEARCH_CANDIDATES, body.top_k);
+      const tie = (a: number, b: number): number => index.tieBreak(a, b);
+
+      const t0 = performance.now();
+      const analyzed = index.analyze(body.query, rt.abbreviations);
+      const lexical = index.search(analyzed, new Set(present), candidates);
+      rt.metrics.stage.observe({ stage: 'lexical' }, (performance.now() - t0) / 1000);
+      const lexicalBest = new Map(lexical.map((h) => [h.doc, h.bestString]));
+
+      let mode: 'hybrid' | 'lexical' = 'lexical';
+      let reason: string | null = null;
+      let ranked: Fused[];
+      const similarity = new Map<number, number>();
+      const embedder = rt.catalog.model;
+      const ready = present.filter((t) => snap.vectors.get(t)?.state === 'ready');
+      if (!body.hybrid) reason = 'hybrid: false was requested';
+      else if (present.length === 0) reason = 'no codes of the requested types are loaded';
+      else if (embedder === undefined) reason = `no embedding model loaded: ${rt.catalog.modelReason}`;
+      else if (ready.length === 0)
+        reason = `title vectors not ready: ${present.map((t) => describeVectorState(t, snap.vectors.get(t))).join('; ')}`;
+      if (reason === null && embedder !== undefined) {
+        mode = 'hybrid';
+        const notReady = present.filter((t) => !ready.includes(t));
+        if (notReady.length > 0)
+          reason = `lexical only for ${notReady.map((t) => describeVectorState(t, snap.vectors.get(t))).join('; ')}`;
+        const t1 = performance.now();
+        const [vector] = await embedder.embed([body.query], 'query');
+        signal.throwIfAborted();
+        const t2 = performance.now();
+        rt.metrics.stage.observe({ stage: 'embed' }, (t2 - t1) / 1000);
+        const top = new TopN(candidates, tie);
+        for (const type of ready) {
+          const state = snap.vectors.get(type);
+          const range = index.typeRanges.get(type);
+          if (state?.state !== 'ready' || range === undefined || vector === undefined) continue;
+          for (const hit of nearest(state.vectors, state.dim, vector, candidates, range[0], tie)) {
+            top.push(hit.id, hit.score);
+          }
+        }
+        const semantic = top.result();
+        for (const h of semantic) similarity.set(h.id, h.score);
+        const t3 = performance.now();
+        rt.metrics.stage.observe({ stage: 'semantic' }, (t3 - t2) / 1000);
+        // Exact code hits stay on top whatever the embeddings say.
+        const codeHits = lexical.filter((h) => h.bestString === -1).map((h) => h.doc);
+        const fused = reciprocalRankFusion(
+          lexical.map((h) => h.doc),
+          semantic.map((h) => h.id),
+          candidates,
+          tie,
+        );
+        const pinned = fused.filter((f) => codeHits.includes(f.doc));
+        ranked = [...pinned, ...fused.filter((f) => !codeHits.includes(f.doc))].slice(0, body.top_k);
+        rt.metrics.stage.observe({ stage: 'fuse' }, (performance.now() - t3) / 1000);
+      } else {
+        ranked = lexical.slice(0, body.top_k).map((h, i) => ({
+          doc: h.doc,
+          score: h.score,
+          lexicalRank: i + 1,
+          semanticRank: null,
+        }));
+      }
+      rt.metrics.searches.inc({ mode });
+      return {
+        query: body.query,
+        mode,
+        mode_reason: reason,
+        code_types: present,
+        missing_types: missing,
+        warnings: body.code_types === null ? [] : missing.map(missingHint),
+        expansions: analyzed.expansions.map((e) => ({ abbreviation: e.abbreviation, expansions: [...e.expansions] })),
+        results: buildResults(index, analyzed, ranked, lexicalBest, similarity),
+        took_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      };
+    },
+  });
+}
