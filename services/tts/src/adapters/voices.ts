@@ -50,7 +50,8 @@ async function scan(dir: string): Promise<string[]> {
 export async function loadVoices(sources: VoiceSources): Promise<LoadedVoices> {
   const voices = new Map<Language, PiperOnnxVoice>();
   const problems: string[] = [];
-  const tried = new Set<string>();
+  // One session per file, whichever candidates name it.
+  const opened = new Map<string, PiperOnnxVoice | undefined>();
   const candidates: { path: string; wanted?: Language; origin: string }[] = [];
   for (const [language, path] of Object.entries(sources.explicit) as [Language, string][]) {
     candidates.push({ path, wanted: language, origin: `TTS_VOICE_${language.toUpperCase()}` });
@@ -60,29 +61,30 @@ export async function loadVoices(sources: VoiceSources): Promise<LoadedVoices> {
 
   for (const { path, wanted, origin } of candidates) {
     const key = resolve(path);
-    if (tried.has(key)) continue;
-    tried.add(key);
-    if (wanted === undefined && !(await exists(path))) {
-      problems.push(`${origin}: ${path} does not exist`);
-      continue;
+    if (!opened.has(key)) {
+      if (wanted === undefined && !(await exists(path))) {
+        problems.push(`${origin}: ${path} does not exist`);
+        opened.set(key, undefined);
+        continue;
+      }
+      try {
+        opened.set(key, await loadPiperVoice(path, { threads: sources.threads }));
+      } catch (error) {
+        problems.push(`${origin}: ${error instanceof Error ? error.message : String(error)}`);
+        opened.set(key, undefined);
+        continue;
+      }
     }
-    let voice: PiperOnnxVoice;
-    try {
-      voice = await loadPiperVoice(path, { threads: sources.threads });
-    } catch (error) {
-      problems.push(`${origin}: ${error instanceof Error ? error.message : String(error)}`);
-      continue;
-    }
+    const voice = opened.get(key);
+    if (voice === undefined) continue;
     if (wanted !== undefined && voice.language !== wanted) {
       problems.push(`${origin}: ${path} speaks ${voice.language}, not ${wanted}`);
-      await voice.dispose();
       continue;
     }
-    if (voices.has(voice.language)) {
-      await voice.dispose(); // a voice for this language came first
-      continue;
-    }
-    voices.set(voice.language, voice);
+    // The first voice of a language wins.
+    if (!voices.has(voice.language)) voices.set(voice.language, voice);
   }
+  const used = new Set(voices.values());
+  for (const voice of opened.values()) if (voice !== undefined && !used.has(voice)) await voice.dispose();
   return { voices, problems };
 }
