@@ -1,0 +1,164 @@
+import {
+  BadRequestError,
+  GatewayTimeoutError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError,
+} from '@clinicalsuite/kit';
+import { pcmSeconds } from '../domain/transcript.js';
+import { CommandNotFoundError, runCommand } from './process.js';
+
+/**
+ * Audio through ffmpeg, from memory (the upload is never written to disk): ffprobe checks that the
+ * file is a container this service takes and holds an audio stream; ffmpeg decodes it to what
+ * every engine here reads, 16 kHz mono signed 16-bit little-endian PCM, cut one second past the
+ * duration limit so a long file costs no more than that to find out.
+ */
+
+export const SAMPLE_RATE = 16_000;
+
+/** ffprobe's format names this service takes, and what users call them. */
+export const ACCEPTED_FORMATS: Readonly<Record<string, string>> = {
+  wav: 'WAV',
+  mp3: 'MP3',
+  ogg: 'OGG (Vorbis, Opus)',
+  flac: 'FLAC',
+  webm: 'WebM (Opus)',
+};
+const ACCEPTED_LIST = Object.values(ACCEPTED_FORMATS).join(', ');
+
+export interface AudioInfo {
+  /** ffprobe's format name (`wav`, `mp3`, `ogg` ...). */
+  readonly format: string;
+  readonly codec: string;
+  readonly sampleRate: number;
+  readonly channels: number;
+  /** What the container says, when it says (often absent for streams read from a pipe). */
+  readonly declaredSeconds: number | null;
+}
+
+export interface AudioTools {
+  readonly ffmpeg: string;
+  readonly ffprobe: string;
+  readonly timeoutMs: number;
+}
+
+interface ProbeJson {
+  format?: { format_name?: string; duration?: string };
+  streams?: { codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number }[];
+}
+
+export async function probeAudio(tools: AudioTools, audio: Buffer, signal: AbortSignal): Promise<AudioInfo> {
+  const result = await run(
+    tools.ffprobe,
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', 'pipe:0'],
+    { input: audio, timeoutMs: tools.timeoutMs, signal, maxStdoutBytes: 1024 * 1024 },
+  );
+  if (result.timedOut) throw new GatewayTimeoutError('Reading the audio file took too long');
+  signal.throwIfAborted();
+  let parsed: ProbeJson = {};
+  try {
+    parsed = JSON.parse(result.stdout.toString() || '{}') as ProbeJson;
+  } catch {
+    parsed = {};
+  }
+  const formats = (parsed.format?.format_name ?? '').split(',').filter((f) => f !== '');
+  const audioStream = parsed.streams?.find((s) => s.codec_type === 'audio');
+  if (result.code !== 0 || formats.length === 0) {
+    throw new UnsupportedMediaTypeError(
+      `The file is not a readable audio file (ffprobe could not read it); send ${ACCEPTED_LIST}`,
+    );
+  }
+  if (audioStream === undefined) {
+    throw new UnsupportedMediaTypeError(
+      `The file holds no audio stream (ffprobe found ${formats.join('/')} without audio); send ${ACCEPTED_LIST}`,
+    );
+  }
+  const format = formats.find((f) => f in ACCEPTED_FORMATS);
+  if (format === undefined) {
+    throw new UnsupportedMediaTypeError(
+      `Audio in ${formats.join('/')} is not accepted; send ${ACCEPTED_LIST}`,
+    );
+  }
+  const declared = Number(parsed.format?.duration);
+  return {
+    format,
+    codec: audioStream.codec_name ?? 'unknown',
+    sampleRate: Number(audioStream.sample_rate ?? 0),
+    channels: audioStream.channels ?? 0,
+    declaredSeconds: Number.isFinite(declared) && declared > 0 ? declared : null,
+  };
+}
+
+/** 16 kHz mono s16le PCM of the whole file; 413 past `maxSeconds`. */
+export async function decodeToPcm(
+  tools: AudioTools,
+  audio: Buffer,
+  maxSeconds: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  const cut = maxSeconds + 1;
+  const result = await run(
+    tools.ffmpeg,
+    [
+      '-hide_banner',
+      '-v',
+      'error',
+      '-i',
+      'pipe:0',
+      '-vn',
+      '-t',
+      String(cut),
+      '-ac',
+      '1',
+      '-ar',
+      String(SAMPLE_RATE),
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      's16le',
+      'pipe:1',
+    ],
+    {
+      input: audio,
+      timeoutMs: tools.timeoutMs,
+      signal,
+      maxStdoutBytes: Math.ceil(cut * SAMPLE_RATE * 2) + 64 * 1024,
+    },
+  );
+  if (result.timedOut) throw new GatewayTimeoutError('Decoding the audio took too long');
+  signal.throwIfAborted();
+  if (result.code !== 0) {
+    throw new UnsupportedMediaTypeError(
+      'The audio could not be decoded (ffmpeg failed on it); the file may be damaged',
+    );
+  }
+  const pcm = result.stdout.subarray(0, result.stdout.length - (result.stdout.length % 2));
+  if (pcmSeconds(pcm.length) > maxSeconds) {
+    throw new PayloadTooLargeError(
+      `The audio is longer than the ${String(maxSeconds)} s limit (STT_MAX_AUDIO_SECONDS); split it into shorter files`,
+      { param: 'file' },
+    );
+  }
+  if (pcm.length === 0) {
+    throw new BadRequestError('The audio holds no samples', { code: 'empty_audio', param: 'file' });
+  }
+  return pcm;
+}
+
+async function run(
+  command: string,
+  args: readonly string[],
+  options: Parameters<typeof runCommand>[2],
+): ReturnType<typeof runCommand> {
+  try {
+    return await runCommand(command, args, options);
+  } catch (error) {
+    if (error instanceof CommandNotFoundError) {
+      throw new ServiceUnavailableError(
+        `Audio decoding is not available: ${error.command} is not installed (install ffmpeg or set FFMPEG_PATH / FFPROBE_PATH)`,
+      );
+    }
+    throw error;
+  }
+}
