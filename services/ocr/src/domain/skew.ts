@@ -33,7 +33,7 @@ export const DEFAULT_SKEW_OPTIONS: SkewOptions = {
   maxDegrees: 15,
   coarseStep: 0.5,
   fineStep: 0.05,
-  maxInk: 150_000,
+  maxInk: 50_000,
 };
 
 /** Otsu's threshold over a grey histogram. */
