@@ -28,6 +28,7 @@ export interface CodesearchDeps {
 export interface CodesearchService {
   readonly kit: KitApp;
   readonly catalog: Catalog;
+  readonly abbreviations: AbbreviationTable;
   /** Imports the built-in sets, loads the store (ready), then the embedding model in the background. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -150,6 +151,9 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
     kit,
     get catalog() {
       return holder.catalog;
+    },
+    get abbreviations() {
+      return abbreviations;
     },
     async start() {
       try {

