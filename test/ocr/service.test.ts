@@ -1,4 +1,5 @@
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -308,4 +309,83 @@ describe('OCR service without its engine', () => {
       await engOnly.close();
     }
   }, 60_000);
+});
+
+describe('OCR service engine processes', () => {
+  /** tesseract processes that are children of this test process. */
+  const tesseractChildren = (): string[] =>
+    execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)])
+      .toString()
+      .split('\n')
+      .filter((l) => l.includes('tesseract'));
+  const settle = async (url: string): Promise<number> => {
+    for (let i = 0; i < 50; i++) {
+      const status = (await (await fetch(`${url}/status`)).json()) as { engine_processes: number };
+      if (status.engine_processes === 0) return 0;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return -1;
+  };
+
+  it('kills tesseract when a page takes longer than OCR_PROCESS_TIMEOUT_MS (504), when the request passes its deadline (504) and when the client goes away', async () => {
+    const slow = await startOcr({ OCR_PROCESS_TIMEOUT_MS: '100' });
+    try {
+      const { status, body } = await ocr(slow.url, viPage);
+      expect(status).toBe(504);
+      expect(JSON.stringify(body.detail)).toContain('longer than 100 ms');
+      expect(JSON.stringify(body)).not.toMatch(/tesseract.*(Error|stderr|Warning)/);
+    } finally {
+      await slow.close();
+    }
+    const deadline = await startOcr({ REQUEST_TIMEOUT_MS: '400', MAX_PAGES: '4' });
+    try {
+      const tiff = await sharp([viPage, enPage, viPage, enPage], { join: { animated: true } })
+        .tiff()
+        .toBuffer();
+      const { status } = await ocr(deadline.url, tiff, {}, 'long.tiff');
+      expect(status).toBe(504);
+      expect(await settle(deadline.url)).toBe(0);
+      expect(tesseractChildren()).toEqual([]);
+      // The rest of the document is not read once the request is over.
+      const recognized = async () =>
+        /ocr_stage_duration_seconds_count\{service="ocr",stage="recognize"\} (\d+)/.exec(
+          await (await fetch(`${deadline.url}/metrics`)).text(),
+        )?.[1];
+      const before = await recognized();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await recognized()).toBe(before);
+
+      const controller = new AbortController();
+      const form = new FormData();
+      form.append('file', new Blob([tiff]), 'long.tiff');
+      const request = fetch(`${deadline.url}/ocr`, { method: 'POST', body: form, signal: controller.signal });
+      await new Promise((r) => setTimeout(r, 250));
+      controller.abort();
+      await expect(request).rejects.toThrow();
+      expect(await settle(deadline.url)).toBe(0);
+      expect(tesseractChildren()).toEqual([]);
+    } finally {
+      await deadline.close();
+    }
+  }, 60_000);
+
+  it('asks for a bearer token when AUTH_TOKENS_FILE is set, probes stay open', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ocr-auth-'));
+    writeFileSync(join(dir, 'tokens'), 'secret-token\n');
+    const authed = await startOcr({ AUTH_TOKENS_FILE: join(dir, 'tokens') });
+    try {
+      expect((await ocr(authed.url, enPage)).status).toBe(401);
+      const form = new FormData();
+      form.append('file', new Blob([enPage]), 'en.png');
+      const ok = await fetch(`${authed.url}/ocr`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: 'Bearer secret-token' },
+      });
+      expect(ok.status).toBe(200);
+      expect((await fetch(`${authed.url}/metrics`)).status).toBe(200);
+    } finally {
+      await authed.close();
+    }
+  }, 30_000);
 });

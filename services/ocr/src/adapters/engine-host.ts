@@ -78,12 +78,20 @@ export class EngineHost {
   private async attempt(): Promise<void> {
     const { readiness, logger } = this.options;
     try {
-      const tesseract = new Tesseract(this.options.runner, this.options.tesseract);
-      const info = await tesseract.probe();
-      const engine = new OcrEngine(tesseract, info, this.options.observe);
-      this.requireLanguage(engine, this.options.defaultLanguage);
+      // Start-up may read the models from a cold disk: it gets at least a minute, pages get the limit.
+      const startUp = new Tesseract(this.options.runner, {
+        ...this.options.tesseract,
+        timeoutMs: Math.max(60_000, this.options.tesseract.timeoutMs),
+      });
+      const info = await startUp.probe();
+      this.requireLanguage(new OcrEngine(startUp, info, this.options.observe), this.options.defaultLanguage);
       this.pdfAvailable = await this.probePdf();
-      await this.warmUp(engine);
+      await this.warmUp(new OcrEngine(startUp, info, () => undefined));
+      const engine = new OcrEngine(
+        new Tesseract(this.options.runner, this.options.tesseract),
+        info,
+        this.options.observe,
+      );
       if (this.stopped) return;
       this.current = engine;
       readiness.setReady();

@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { GatewayTimeoutError, ServiceUnavailableError } from '@clinicalsuite/kit';
+import { ProcessFailedError, ProcessRunner } from '../../services/ocr/src/adapters/process.js';
+
+// The engines' process runner on real processes: input on stdin, kill on deadline, abort and shutdown.
+
+const alive = (pid: number | undefined): boolean => {
+  try {
+    execFileSync('kill', ['-0', String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const sleeping = (): number[] =>
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)])
+    .toString()
+    .split('\n')
+    .filter((l) => l.includes('sleep 30'))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+
+describe('ProcessRunner', () => {
+  it('feeds stdin and returns stdout; a failure keeps stderr for the log, not the message', async () => {
+    const runner = new ProcessRunner();
+    const out = await runner.output('wc', ['-c'], { input: Buffer.from('hồ sơ'), timeoutMs: 5000 });
+    expect(out.toString().trim()).toBe(String(Buffer.byteLength('hồ sơ')));
+    const failure: unknown = await runner
+      .output('sh', ['-c', 'echo secret-detail >&2; exit 3'], { timeoutMs: 5000 })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ProcessFailedError);
+    expect((failure as ProcessFailedError).message).toBe('sh failed (exit 3)');
+    expect((failure as ProcessFailedError).stderr).toContain('secret-detail');
+    await expect(runner.output('/nonexistent/engine', [], { timeoutMs: 1000 })).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
+  });
+
+  it('kills the process on its deadline (504), on abort and on killAll, at once', async () => {
+    const runner = new ProcessRunner();
+    const t0 = performance.now();
+    await expect(runner.run('sleep', ['30'], { timeoutMs: 200 })).rejects.toBeInstanceOf(GatewayTimeoutError);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(sleeping()).toEqual([]);
+
+    const controller = new AbortController();
+    const aborted = runner.run('sleep', ['30'], { timeoutMs: 60_000, signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    const [pid] = sleeping();
+    expect(alive(pid)).toBe(true);
+    expect(runner.running).toBe(1);
+    controller.abort(new Error('client went away'));
+    await expect(aborted).rejects.toThrow('client went away');
+    expect(alive(pid)).toBe(false);
+    expect(runner.running).toBe(0);
+
+    const left = runner.run('sleep', ['30'], { timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    runner.killAll();
+    const result = await left;
+    expect(result.code).toBeNull();
+    expect(sleeping()).toEqual([]);
+  });
+});
