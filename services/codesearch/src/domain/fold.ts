@@ -15,8 +15,8 @@ function foldChar(code: number): string {
   else if (code < 0x80) out = ch.toLowerCase();
   else {
     const base = ch.normalize('NFD').charAt(0).toLowerCase();
-    // Combining marks typed on their own fold away (to a separator, keeping the length).
-    out = /[\u0300-\u036f]/.test(base) ? ' ' : base.length === 1 ? base : ' ';
+    // A combining mark (decomposed text) stays part of its word and is dropped from the term.
+    out = /[\u0300-\u036f]/.test(base) ? '\u0000' : base.length === 1 ? base : ' ';
   }
   if (cache.size < 65_536) cache.set(code, out);
   return out;
@@ -36,19 +36,14 @@ export interface Token {
   readonly end: number;
 }
 
-const WORD = /[a-z0-9]+/g;
+const WORD = /[a-z0-9][a-z0-9\u0000]*/g;
 
-/**
- * Folded word tokens with their offsets in `text`. Text in NFD (combining marks after the letter)
- * is recomposed first only when its length does not change, so offsets stay exact.
- */
+/** Folded word tokens with their offsets in `text` (composed or decomposed, offsets stay exact). */
 export function tokenize(text: string): Token[] {
-  const composed = text.normalize('NFC');
-  const source = composed.length === text.length ? composed : text;
-  const folded = fold(source);
+  const folded = fold(text);
   const tokens: Token[] = [];
   for (const m of folded.matchAll(WORD)) {
-    tokens.push({ term: m[0], start: m.index, end: m.index + m[0].length });
+    tokens.push({ term: m[0].replaceAll('\u0000', ''), start: m.index, end: m.index + m[0].length });
   }
   return tokens;
 }

@@ -57,6 +57,7 @@ export function parseCodeSet(text: string, format: 'csv' | 'jsonl', type: CodeTy
       warnings.push({ line: lines[i] ?? 0, message: `parent ${r.parent} of ${r.code} is not in the set` });
   });
   if (errors.length === 0 && records.length === 0) errors.push({ line: 1, message: 'the file holds no codes' });
+  errors.sort((a, b) => a.line - b.line);
   return { records, errors, warnings };
 }
 
