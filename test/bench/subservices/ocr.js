@@ -3,7 +3,8 @@
 // Starts the built service (services/ocr/dist/main.js) on a free port, as the operator and the
 // runner do, and over a real socket:
 // 1. character accuracy (1 - CER, diacritics included) on rendered Vietnamese and English clinical
-//    notes: clean, turned 90/180/270°, skewed 3.5-4°, and small + blurred + JPEG q35;
+//    notes: clean, turned 90/180/270°, skewed 3.5-5°, small + blurred + JPEG q35, EXIF-rotated,
+//    WebP, a 2-page TIFF and a 2-page PDF;
 // 2. per-request latency p50/p95 and throughput (pages/s) on the Vietnamese page (1700x728 PNG,
 //    vi+en) with 1 and then 2 requests in flight (MAX_CONCURRENCY 2).
 //
@@ -13,7 +14,7 @@ import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
-import { EN_NOTE, VI_NOTE, characterAccuracy, renderNote } from '../../ocr/pages.js';
+import { EN_NOTE, VI_NOTE, characterAccuracy, renderNote, textPdf } from '../../ocr/pages.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? '24');
@@ -81,9 +82,26 @@ try {
       VI,
     ],
   ];
+  cases.push(
+    ['en skewed 5', await sharp(en).rotate(5, { background: '#fff' }).jpeg({ quality: 90 }).toBuffer(), EN],
+    [
+      'vi EXIF orientation 6',
+      await sharp(vi).rotate(270).jpeg().withMetadata({ orientation: 6 }).toBuffer(),
+      VI,
+    ],
+    ['en WebP lossless', await sharp(en).webp({ lossless: true }).toBuffer(), EN],
+    [
+      'vi+en 2-page TIFF',
+      await sharp([vi, en], { join: { animated: true } })
+        .tiff()
+        .toBuffer(),
+      `${VI}\n\n${EN}`,
+    ],
+    ['en 2-page PDF 150 dpi', textPdf([EN_NOTE.slice(0, 4), EN_NOTE.slice(4)]), EN, { dpi: '150' }],
+  );
   console.log('\ncharacter accuracy (1 - CER), vi+en:');
-  for (const [name, bytes, truth] of cases) {
-    const { body, ms } = await post(bytes);
+  for (const [name, bytes, truth, fields] of cases) {
+    const { body, ms } = await post(bytes, fields);
     const p = body.pages[0];
     console.log(
       `  ${name.padEnd(22)} ${characterAccuracy(truth, body.text).toFixed(4)}  conf ${String(body.mean_confidence).padEnd(6)} ` +
