@@ -248,6 +248,32 @@ describe('tts service with espeak-ng', () => {
       await short.close();
     }
   });
+  it('kills espeak-ng when the client goes away, and gives the slot back', async () => {
+    const text = `${VI} `.repeat(45).slice(0, 4900);
+    const controller = new AbortController();
+    const request = fetch(`${srv.url}/tts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text, language: 'vi', speed: 0.5 }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    // Wait until espeak-ng runs (it takes ~0.4 s on this text), then hang up.
+    let during = '';
+    for (let i = 0; i < 150 && !during.includes('espeak-ng'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      during = (await run('ps', ['-o', 'comm=', '--ppid', String(process.pid)])).stdout;
+    }
+    expect(during).toContain('espeak-ng');
+    controller.abort();
+    expect(await request).toMatchObject({ name: 'AbortError' });
+    await new Promise((r) => setTimeout(r, 100));
+    const { stdout: after } = await run('ps', ['-o', 'comm=', '--ppid', String(process.pid)]).catch(() => ({
+      stdout: '',
+    }));
+    expect(after).not.toContain('espeak-ng');
+    const status = (await (await fetch(`${srv.url}/status`)).json()) as { concurrency: { running: number } };
+    expect(status.concurrency.running).toBe(0);
+  });
 });
 
 describe('tts service without its engines', () => {
