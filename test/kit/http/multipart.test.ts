@@ -24,6 +24,7 @@ beforeAll(async () => {
           threshold: z.coerce.number().min(0).max(1).default(0.4),
         }),
         bodyParser: multipart({ files: [{ name: 'files', maxCount: 3 }], maxFileBytes: 1024 }),
+        bodyContentType: 'multipart/form-data',
         handler: ({ body, req }) => ({
           success: true,
           message: 'ok',
@@ -131,6 +132,17 @@ describe('multipart', () => {
     const missing = await fetch(`${srv.url}/upload`, { method: 'POST', body: form({}, []) });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { message: string }).message).toContain('person_name');
+  });
+
+  it('documents the body under its media type in OpenAPI', async () => {
+    const doc = (await (await fetch(`${srv.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>>;
+    };
+    const content = doc.paths['/upload']?.['post']?.requestBody?.content ?? {};
+    expect(Object.keys(content)).toEqual(['multipart/form-data']);
+    expect(content['multipart/form-data']).toMatchObject({
+      schema: { properties: { person_name: { type: 'string' } }, required: ['person_name'] },
+    });
   });
 
   it('writes disk uploads to the directory and deletes them when the response ends', async () => {

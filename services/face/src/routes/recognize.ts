@@ -48,6 +48,7 @@ export function recognizeFacesRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Find every face in an image and match each against the registered persons',
     tags: ['recognition'],
     body: RecognizeFormSchema,
+    bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'file', 1),
     response: RecognizeResponseSchema,
     handler: async ({ body, req, signal }) => {
@@ -77,6 +78,7 @@ export function recognizeBatchRoute(rt: FaceRuntime): AnyRoute {
       'An image that cannot be read gets `{filename, error}` in its place; the others are still processed.',
     tags: ['recognition'],
     body: RecognizeFormSchema,
+    bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'files', max),
     response: RecognizeBatchResponseSchema,
     handler: async ({ body, req, signal }) => {

@@ -42,6 +42,7 @@ export function registerPersonRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Register a person from an image with exactly one clear face',
     tags: ['registry'],
     body: RegisterFormSchema,
+    bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'file', 1),
     response: RegisterResponseSchema,
     handler: async ({ body, req, signal }) => {
@@ -87,6 +88,7 @@ export function registerBatchRoute(rt: FaceRuntime): AnyRoute {
       'Other images are skipped, and `skipped` says why. When no image qualifies, nothing is stored (400).',
     tags: ['registry'],
     body: RegisterFormSchema,
+    bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'files', max),
     response: RegisterBatchResponseSchema,
     handler: async ({ body, req, signal }) => {

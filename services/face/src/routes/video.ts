@@ -51,6 +51,7 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
       'Without ffmpeg installed the endpoint answers 503.',
     tags: ['recognition'],
     body: VideoFormSchema,
+    bodyContentType: 'multipart/form-data',
     bodyParser: multipart({
       files: [{ name: 'file', maxCount: 1 }],
       maxFileBytes: c.MAX_VIDEO_BYTES,

@@ -105,7 +105,16 @@ function operation(route: AnyRoute, info: OpenApiInfo): Record<string, unknown> 
       ...parameters(route.query as z.ZodType | undefined, 'query'),
     ],
     ...(route.body
-      ? { requestBody: { required: true, content: json(jsonSchema(route.body as z.ZodType, 'input')) } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              [route.bodyContentType ?? 'application/json']: {
+                schema: jsonSchema(route.body as z.ZodType, 'input'),
+              },
+            },
+          },
+        }
       : {}),
     responses,
     ...(info.authenticated && route.auth !== false ? {} : { security: [] }),

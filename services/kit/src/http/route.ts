@@ -67,6 +67,8 @@ export interface RouteDefinition<
   readonly auth?: boolean;
   /** Replaces the JSON/urlencoded body parsers, e.g. multer for multipart routes. */
   readonly bodyParser?: readonly RequestHandler[];
+  /** The media type `body` documents in OpenAPI (`multipart/form-data` for uploads). Default JSON. */
+  readonly bodyContentType?: 'application/json' | 'multipart/form-data' | 'application/x-www-form-urlencoded';
   /** A deadline shorter or longer than the app's, in ms. */
   readonly timeoutMs?: number;
   /**
