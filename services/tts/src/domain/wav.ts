@@ -6,6 +6,9 @@
 
 export const WAV_HEADER_BYTES = 44;
 
+/** WAV samples are little-endian; so are typed arrays on every platform Node runs on but a few. */
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
 export interface PcmAudio {
   /** 16-bit signed samples, mono. */
   readonly samples: Int16Array;
@@ -51,7 +54,11 @@ export function encodeWav(audio: PcmAudio): Buffer {
   out.writeUInt16LE(16, 34); // bits per sample
   out.write('data', 36, 'ascii');
   out.writeUInt32LE(dataBytes, 40);
-  for (let i = 0; i < audio.samples.length; i++) out.writeInt16LE(audio.samples[i] ?? 0, 44 + i * 2);
+  if (LITTLE_ENDIAN) {
+    out.set(new Uint8Array(audio.samples.buffer, audio.samples.byteOffset, dataBytes), WAV_HEADER_BYTES);
+  } else {
+    for (let i = 0; i < audio.samples.length; i++) out.writeInt16LE(audio.samples[i] ?? 0, 44 + i * 2);
+  }
   return out;
 }
 
@@ -102,7 +109,8 @@ export function pcmFromWav(buf: Buffer): PcmAudio {
   }
   const count = Math.floor(wav.data.length / 2);
   const samples = new Int16Array(count);
-  for (let i = 0; i < count; i++) samples[i] = wav.data.readInt16LE(i * 2);
+  if (LITTLE_ENDIAN) new Uint8Array(samples.buffer).set(wav.data.subarray(0, count * 2));
+  else for (let i = 0; i < count; i++) samples[i] = wav.data.readInt16LE(i * 2);
   return { samples, sampleRate: wav.sampleRate };
 }
 
