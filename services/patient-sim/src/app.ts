@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigError, Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  ConfigError,
+  Readiness,
+  TokenStore,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { CaseFileError, loadCases } from './adapters/case-files.js';
 import { LlmClient } from './adapters/llm-client.js';
@@ -82,6 +90,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
       : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
   const backend: ChatBackend = llm;
   const startedAt = now();
+  let sweepEvery: () => void = () => undefined;
   const kit = buildApp({
     service: SERVICE,
     title: 'ClinicalSuite patient simulator',
@@ -135,7 +144,6 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
       ];
     },
   });
-  let sweepEvery: () => void = () => undefined;
   let sweeper: NodeJS.Timeout | undefined;
   return {
     kit,
@@ -165,7 +173,14 @@ function readCases(config: PatientSimConfig): ReadonlyMap<string, PlayableCase> 
     return new Map(
       [...loaded].map(([id, l]) => [
         id,
-        { case: l.case, file: l.file, origin: l.file.startsWith(config.builtinCasesDir) && config.PATIENT_SIM_BUILTIN_CASES ? 'builtin' : 'user' },
+        {
+          case: l.case,
+          file: l.file,
+          origin:
+            l.file.startsWith(config.builtinCasesDir) && config.PATIENT_SIM_BUILTIN_CASES
+              ? 'builtin'
+              : 'user',
+        },
       ]),
     );
   } catch (error) {

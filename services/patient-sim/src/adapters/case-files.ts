@@ -32,7 +32,10 @@ export function readCaseDirectory(dir: string): { cases: LoadedCase[]; problems:
       .filter((n) => n.endsWith('.json'))
       .sort();
   } catch (error) {
-    return { cases, problems: [`${dir}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`] };
+    return {
+      cases,
+      problems: [`${dir}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`],
+    };
   }
   for (const name of names) {
     const file = join(dir, name);
@@ -74,8 +77,7 @@ export function loadCases(dirs: readonly string[]): ReadonlyMap<string, LoadedCa
       byId.set(loaded.case.id, loaded);
     }
   }
-  if (problems.length === 0 && byId.size === 0)
-    problems.push(`no case files (*.json) in ${dirs.join(', ')}`);
+  if (problems.length === 0 && byId.size === 0) problems.push(`no case files (*.json) in ${dirs.join(', ')}`);
   if (problems.length > 0) throw new CaseFileError(problems);
   return byId;
 }

@@ -6,11 +6,7 @@ import {
   ServiceUnavailableError,
   loggableUrl,
 } from '@clinicalsuite/kit';
-import type {
-  ChatBackend,
-  CompletionRequest,
-  CompletionResult,
-} from '../domain/backend.js';
+import type { ChatBackend, CompletionRequest, CompletionResult } from '../domain/backend.js';
 
 /**
  * The suite's text LLM over its OpenAI-compatible API, with Node's fetch: one endpoint
@@ -81,7 +77,10 @@ export class LlmClient implements ChatBackend {
     }
   }
 
-  private async attempt(body: string, signal: AbortSignal): Promise<Omit<CompletionResult, 'attempts' | 'llmMs'>> {
+  private async attempt(
+    body: string,
+    signal: AbortSignal,
+  ): Promise<Omit<CompletionResult, 'attempts' | 'llmMs'>> {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     let res: Response;
     try {
@@ -169,7 +168,7 @@ export class LlmClient implements ChatBackend {
     const said = upstreamMessage(text);
     const detail = said === undefined ? '' : `: ${said}`;
     if (res.status === 401 || res.status === 403)
-      return new BadGatewayError(`${capitalize(this.unauthorizedMessage(res.status))}`);
+      return new BadGatewayError(capitalize(this.unauthorizedMessage(res.status)));
     if (res.status === 429) {
       const after = Number(res.headers.get('retry-after') ?? '5');
       return new ServiceUnavailableError(

@@ -36,7 +36,12 @@ export class LlmMonitor {
   private stopped = false;
 
   constructor(private readonly options: LlmMonitorOptions) {
-    this.current = { state: 'unknown', detail: null, model: options.configuredModel ?? null, checkedAt: null };
+    this.current = {
+      state: 'unknown',
+      detail: null,
+      model: options.configuredModel ?? null,
+      checkedAt: null,
+    };
   }
 
   get status(): LlmStatus {
@@ -72,7 +77,10 @@ export class LlmMonitor {
 
   private async probe(): Promise<LlmStatus> {
     const { client, readiness, logger } = this.options;
-    const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(Math.max(this.options.intervalMs, 5000))]);
+    const signal = AbortSignal.any([
+      this.controller.signal,
+      AbortSignal.timeout(Math.max(this.options.intervalMs, 5000)),
+    ]);
     const result = await client.probe(signal);
     // After SIGTERM the kit marks the service "shutting down"; a probe must not undo that.
     if (this.stopped || readiness.reason === 'shutting down') return this.current;

@@ -27,8 +27,7 @@ export interface Session {
 }
 
 export type CreateResult =
-  | { readonly ok: true; readonly session: Session }
-  | { readonly ok: false; readonly reason: 'capacity' };
+  { readonly ok: true; readonly session: Session } | { readonly ok: false; readonly reason: 'capacity' };
 
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();

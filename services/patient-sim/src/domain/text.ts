@@ -44,9 +44,12 @@ export function prepareText(text: string): PreparedText {
   return { accented: ` ${accented} `, folded: ` ${folded} `, marked: accented !== folded };
 }
 
+/** Inflections an English keyword may take ("coughing", "feverish", "vomited", "painful"). */
+const ENGLISH_ENDING = /^(s|es|d|ed|ing|ish|y|ful|ly) /;
+
 /**
  * Whether padded text holds the phrase as whole words. `suffixes`: the last word may take an
- * ending of 1-3 letters, for phrases of 4+ letters ending in a letter (English inflection).
+ * English inflection, for phrases of 4+ letters ending in a letter.
  */
 export function containsPhrase(paddedText: string, phrase: string, suffixes = false): boolean {
   const p = words(phrase);
@@ -54,14 +57,16 @@ export function containsPhrase(paddedText: string, phrase: string, suffixes = fa
   if (paddedText.includes(` ${p} `)) return true;
   if (!suffixes || p.length < 4 || !/[a-z]$/.test(p)) return false;
   for (let at = paddedText.indexOf(` ${p}`); at >= 0; at = paddedText.indexOf(` ${p}`, at + 1)) {
-    if (/^[a-z]{1,3} /.test(paddedText.slice(at + p.length + 1))) return true;
+    if (ENGLISH_ENDING.test(paddedText.slice(at + p.length + 1))) return true;
   }
   return false;
 }
 
 /** A Vietnamese keyword: with its marks in marked text, without them in unmarked text. */
 export function matchesVi(text: PreparedText, keyword: string): boolean {
-  return text.marked ? containsPhrase(text.accented, keyword) : containsPhrase(text.folded, stripMarks(keyword));
+  return text.marked
+    ? containsPhrase(text.accented, keyword)
+    : containsPhrase(text.folded, stripMarks(keyword));
 }
 
 /** An English keyword: case-insensitive, diacritics ignored, inflections allowed. */

@@ -77,7 +77,11 @@ export function cleanReply(text: string): string {
   return out.join('\n').trim();
 }
 
-export async function runTurn(backend: ChatBackend, input: TurnInput, signal: AbortSignal): Promise<TurnOutcome> {
+export async function runTurn(
+  backend: ChatBackend,
+  input: TurnInput,
+  signal: AbortSignal,
+): Promise<TurnOutcome> {
   const { caseFile, settings } = input;
   const d = disclose(caseFile, input.message, input.revealed);
   const newIds = new Set(d.newFacts.map((f) => f.id));
@@ -140,6 +144,8 @@ export async function runTurn(backend: ChatBackend, input: TurnInput, signal: Ab
   };
 }
 
-function disclosed(d: ReturnType<typeof disclose>): Pick<TurnOutcome, 'newFacts' | 'findings' | 'newFindings'> {
+function disclosed(
+  d: ReturnType<typeof disclose>,
+): Pick<TurnOutcome, 'newFacts' | 'findings' | 'newFindings'> {
   return { newFacts: d.newFacts, findings: d.findings, newFindings: d.newFindings };
 }

@@ -10,7 +10,11 @@ import {
 } from '@clinicalsuite/kit';
 import { EmptyReplyError, runTurn } from '../domain/turn.js';
 import type { Session } from '../domain/sessions.js';
-import { PatientTurnRequestSchema, PatientTurnResponseSchema, type PatientTurnResponse } from '../schemas/api.js';
+import {
+  PatientTurnRequestSchema,
+  PatientTurnResponseSchema,
+  type PatientTurnResponse,
+} from '../schemas/api.js';
 import type { TurnResult } from '../metrics.js';
 import { unknownPatient } from './patients.js';
 import { findingResult, liveSession, type PatientSimRuntime } from './runtime.js';
@@ -101,7 +105,10 @@ export function patientTurnRoute(rt: PatientSimRuntime): AnyRoute {
           if (newSession) rt.store.delete(s.id);
           rt.metrics.turns.inc({ result: resultOf(error, signal) });
           if (error instanceof ServiceUnavailableError) rt.recheckLlm();
-          if (error instanceof EmptyReplyError) throw new BadGatewayError(`${error.message} (tried ${1 + rt.config.PATIENT_SIM_LEAK_RETRIES} times)`);
+          if (error instanceof EmptyReplyError)
+            throw new BadGatewayError(
+              `${error.message} (tried ${1 + rt.config.PATIENT_SIM_LEAK_RETRIES} times)`,
+            );
           throw error;
         }
         const newIds = [...outcome.newFacts.map((f) => f.id), ...outcome.newFindings.map((f) => f.id)];

@@ -1,9 +1,5 @@
 import { defineRoute, NotFoundError, type AnyRoute } from '@clinicalsuite/kit';
-import {
-  PatientDetailSchema,
-  PatientListSchema,
-  PatientParamsSchema,
-} from '../schemas/api.js';
+import { PatientDetailSchema, PatientListSchema, PatientParamsSchema } from '../schemas/api.js';
 import { FACT_CATEGORIES, FINDING_KINDS } from '../schemas/case.js';
 import type { PatientSimRuntime, PlayableCase } from './runtime.js';
 
@@ -24,10 +20,9 @@ function summary(p: PlayableCase) {
 }
 
 export function unknownPatient(rt: PatientSimRuntime, id: string): NotFoundError {
-  return new NotFoundError(
-    `Unknown patient_id "${id}"; valid ids: ${[...rt.cases.keys()].join(', ')}`,
-    { param: 'patient_id' },
-  );
+  return new NotFoundError(`Unknown patient_id "${id}"; valid ids: ${[...rt.cases.keys()].join(', ')}`, {
+    param: 'patient_id',
+  });
 }
 
 export function listPatientsRoute(rt: PatientSimRuntime): AnyRoute {
@@ -48,8 +43,10 @@ export function getPatientRoute(rt: PatientSimRuntime): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/patients/:patient_id',
-    summary: 'One case: the patient, their complaint, what can be asked (counts), sources',
-    description: 'The facts, findings and diagnosis stay hidden: they are learnt by talking to the patient.',
+    summary: 'One case: the patient, their complaint, what can be asked (counts)',
+    description:
+      'The facts, findings, diagnosis and the case’s sources (which would name the diagnosis) stay hidden: ' +
+      'they are learnt by talking to the patient, or read in the case file.',
     tags: ['patients'],
     params: PatientParamsSchema,
     response: PatientDetailSchema,
@@ -70,7 +67,6 @@ export function getPatientRoute(rt: PatientSimRuntime): AnyRoute {
         ...summary(p),
         persona: { personality: p.case.persona.personality, speech_style: p.case.persona.speech_style },
         askable,
-        sources: p.case.sources,
       };
     },
   });

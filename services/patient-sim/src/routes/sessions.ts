@@ -5,9 +5,12 @@ import { categoryOf, findingResult, iso, liveSession, type PatientSimRuntime } f
 /** `GET` and `DELETE /sessions/{id}`: one conversation of this replica. */
 
 function missing(id: string): NotFoundError {
-  return new NotFoundError(`No session "${id}" (never started, expired or deleted, or held by another replica)`, {
-    param: 'session_id',
-  });
+  return new NotFoundError(
+    `No session "${id}" (never started, expired or deleted, or held by another replica)`,
+    {
+      param: 'session_id',
+    },
+  );
 }
 
 export function getSessionRoute(rt: PatientSimRuntime): AnyRoute {

@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import { DemographicsSchema, FACT_CATEGORIES, FINDING_KINDS, LanguageSchema, SourceSchema } from './case.js';
+import { DemographicsSchema, FACT_CATEGORIES, FINDING_KINDS, LanguageSchema } from './case.js';
 
 /** Request and response bodies of the patient simulator. */
 
 export const SESSION_ID = /^[A-Za-z0-9][\w.:-]{0,127}$/;
 export const SessionIdSchema = z
   .string()
-  .regex(SESSION_ID, 'letters, digits, "_", "-", ".", ":"; 1-128 characters, starting with a letter or digit');
+  .regex(
+    SESSION_ID,
+    'letters, digits, "_", "-", ".", ":"; 1-128 characters, starting with a letter or digit',
+  );
 export const PatientIdSchema = z.string().min(1).max(64);
 
 export const PatientTurnRequestSchema = (maxMessageChars: number) =>
@@ -80,14 +83,16 @@ export const PatientSummarySchema = z.object({
   origin: z.enum(['builtin', 'user']).describe('Shipped with the service, or from PATIENT_CASES_DIR'),
 });
 
-export const PatientListSchema = z.object({ patients: z.array(PatientSummarySchema), total: z.number().int() });
+export const PatientListSchema = z.object({
+  patients: z.array(PatientSummarySchema),
+  total: z.number().int(),
+});
 
 export const PatientDetailSchema = PatientSummarySchema.extend({
   persona: z.object({ personality: z.string(), speech_style: z.string() }),
   askable: z
     .record(z.string(), z.number().int())
     .describe('How many facts and findings each category holds (their content is revealed only by asking)'),
-  sources: z.array(SourceSchema),
 });
 
 export const TranscriptEntrySchema = z.object({

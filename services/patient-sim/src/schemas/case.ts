@@ -97,9 +97,7 @@ export const PersonaSchema = z.strictObject({
 
 export const DiagnosisSchema = z.strictObject({
   name: z.string().trim().min(2).max(200),
-  icd10: z
-    .string()
-    .regex(/^[A-Z][0-9]{2}(\.[0-9A-Z]{1,4})?$/, 'an ICD-10 code such as A97.1 or I21.4'),
+  icd10: z.string().regex(/^[A-Z][0-9]{2}(\.[0-9A-Z]{1,4})?$/, 'an ICD-10 code such as A97.1 or I21.4'),
   aliases: z
     .array(z.string().trim().min(2).max(200))
     .min(1)
@@ -143,7 +141,10 @@ export const CaseSchema = z
     c.findings.forEach((f, i) => check(f.id, ['findings', i, 'id']));
     // What reaches the model must not name the diagnosis.
     const terms = diagnosisTerms(c.diagnosis);
+    // The id and title are shown to the trainee (GET /patients) and the rest is given to the model.
     const spoken: [string, (string | number)[]][] = [
+      [c.id, ['id']],
+      [c.title, ['title']],
       [c.chief_complaint, ['chief_complaint']],
       [c.persona.personality, ['persona', 'personality']],
       [c.persona.speech_style, ['persona', 'speech_style']],
@@ -157,7 +158,7 @@ export const CaseSchema = z
         ctx.addIssue({
           code: 'custom',
           path,
-          message: `names the diagnosis ("${term}"), and this text is given to the model`,
+          message: `names the diagnosis ("${term}"); this text is shown to the trainee or given to the model`,
         });
     }
   });
