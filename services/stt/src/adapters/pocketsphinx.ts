@@ -1,5 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { GatewayTimeoutError, type Logger } from '@clinicalsuite/kit';
 import { parsePocketsphinxOutput } from '../domain/pocketsphinx-output.js';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
@@ -36,6 +38,9 @@ export interface PocketsphinxOptions {
 /** What `pocketsphinx_continuous` prints on stderr once the model is loaded, before it reads audio. */
 const LOADED_MARKER = /pocketsphinx_continuous COMPILED ON/;
 const MAX_FAILURES = 3;
+/** Longest model load before the process counts as failed. */
+const LOAD_TIMEOUT_MS = 120_000;
+const WRAPPER = 'cat | { "$0" "$@"; code=$?; [ "$code" -eq 0 ] || kill -9 0; exit "$code"; }';
 const LANGUAGES: readonly Language[] = ['en'];
 
 class SphinxProcess {
@@ -50,7 +55,8 @@ class SphinxProcess {
 
   constructor(binary: string, args: readonly string[]) {
     // Its own process group, so one kill stops sh, cat and pocketsphinx together.
-    this.child = spawn('/bin/sh', ['-c', 'cat | exec "$0" "$@"', binary, ...args], {
+    // When pocketsphinx fails, cat would wait on stdin forever: the group goes with it.
+    this.child = spawn('/bin/sh', ['-c', WRAPPER, binary, ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -73,9 +79,8 @@ class SphinxProcess {
     });
   }
 
-  /** 127: the shell found no such command. */
   get notInstalled(): boolean {
-    return this.spawnError?.code === 'ENOENT' || this.exitCode === 127;
+    return this.spawnError?.code === 'ENOENT';
   }
 
   kill(): void {
@@ -146,11 +151,27 @@ export class PocketsphinxBackend implements SttBackend {
         return;
       }
     }
+    if (!(await commandExists(o.binary))) {
+      this.fail(
+        `${o.binary} is not installed: apt-get install pocketsphinx pocketsphinx-en-us, or set POCKETSPHINX_PATH`,
+      );
+      return;
+    }
     // One process proves the command and the model load; with no warm processes it reads no audio.
     const first = this.spawn();
     if (o.warm === 0) first.child.stdin.end();
     else this.idle.push(first);
-    const loaded = await first.loaded;
+    let timer: NodeJS.Timeout | undefined;
+    const loaded = await Promise.race([
+      first.loaded,
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => {
+          first.kill();
+          resolve(false);
+        }, LOAD_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     if (this.closed) return;
     if (!loaded) {
       this.fail(this.deathReason(first));
@@ -280,6 +301,22 @@ export class PocketsphinxBackend implements SttBackend {
     this.options.logger.error({ backend: 'pocketsphinx', reason }, 'pocketsphinx is not available');
     this.options.onChange?.();
   }
+}
+
+/** Whether `command` (a path, or a name looked up in PATH) is an executable file. */
+export async function commandExists(command: string): Promise<boolean> {
+  const candidates = command.includes('/')
+    ? [command]
+    : (process.env['PATH'] ?? '/usr/bin:/bin').split(delimiter).map((d) => join(d, command));
+  for (const path of candidates) {
+    try {
+      await access(path, constants.X_OK);
+      return true;
+    } catch {
+      // next
+    }
+  }
+  return false;
 }
 
 function round2(x: number): number {
