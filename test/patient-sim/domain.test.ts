@@ -177,6 +177,7 @@ describe('the reply check', () => {
     expect(cleanReply('Dạ em sốt 5 ngày.\nBác sĩ: Còn gì nữa?')).toBe('Dạ em sốt 5 ngày.');
     expect(cleanReply('Doctor: hello')).toBe('');
     expect(cleanReply('  plain reply  ')).toBe('plain reply');
+    expect(cleanReply('- Dạ có ạ.\n- Em sốt mấy ngày?\n- Ba ngày.')).toBe('Dạ có ạ.');
   });
 });
 

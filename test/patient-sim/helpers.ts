@@ -80,6 +80,7 @@ export interface TurnBody {
   finish_reason: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   processing_time_ms: number;
+  llm_time_ms: number;
 }
 
 export async function turn(

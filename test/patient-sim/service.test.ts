@@ -100,6 +100,8 @@ describe('the simulator in front of the real LLM', () => {
       finish_reason: 'length',
     });
     expect(first.usage.completion_tokens).toBe(24);
+    expect(first.llm_time_ms).toBeGreaterThan(0);
+    expect(first.llm_time_ms).toBeLessThanOrEqual(first.processing_time_ms);
     // The reply is the model's: the LLM answers the prompt the simulator built with the same text.
     const fever = c.facts.filter((f) => f.id === 'fever-rigors');
     const expected1 = await llmSays(

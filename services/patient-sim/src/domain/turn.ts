@@ -56,21 +56,30 @@ const SPEAKER_LINE =
 
 const PATIENT_LABELS = new Set(['patient', 'assistant', 'bệnh nhân', 'bn']);
 
+/** A dialogue line in the Vietnamese (and common) style: "- Có ạ." */
+const DASH_LINE = /^\s*[-–—]\s+/u;
+
 /**
- * The reply as the patient's words: without a leading "Patient:" label, and cut where the model
- * starts writing the doctor's next line (base models continue the dialogue).
+ * The reply as the patient's words: without a leading "Patient:" label or dialogue dash, and cut
+ * where the model starts writing the next speaker's line (base models continue the dialogue).
  */
 export function cleanReply(text: string): string {
   const out: string[] = [];
   for (const line of text.replace(/\r/g, '').split('\n')) {
+    const opening = out.join('').trim() === '';
     const m = SPEAKER_LINE.exec(line);
     if (m !== null) {
-      const opening = out.join('').trim() === '';
       if (opening && PATIENT_LABELS.has((m[1] ?? '').toLowerCase())) {
         out.push(line.slice(m[0].length));
         continue;
       }
       break;
+    }
+    const dash = DASH_LINE.exec(line);
+    if (dash !== null) {
+      if (!opening) break;
+      out.push(line.slice(dash[0].length));
+      continue;
     }
     out.push(line);
   }

@@ -154,6 +154,7 @@ export function patientTurnRoute(rt: PatientSimRuntime): AnyRoute {
             total_tokens: outcome.usage.promptTokens + outcome.usage.completionTokens,
           },
           processing_time_ms: Math.round(elapsed * 100) / 100,
+          llm_time_ms: Math.round(outcome.llmMs * 100) / 100,
         };
       });
     },

@@ -68,7 +68,12 @@ export const PatientTurnResponseSchema = z.object({
   model: z.string(),
   finish_reason: z.string().describe('The LLM’s finish reason of the last call (stop, length)'),
   usage: UsageSchema.describe('Tokens of every LLM call of this turn'),
-  processing_time_ms: z.number(),
+  processing_time_ms: z.number().describe('From admission (a concurrency slot) to the reply'),
+  llm_time_ms: z
+    .number()
+    .describe(
+      'Of which in LLM calls (retries, backoff and regenerations included); the rest is the simulator’s',
+    ),
 });
 export type PatientTurnResponse = z.infer<typeof PatientTurnResponseSchema>;
 

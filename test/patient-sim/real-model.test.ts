@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadCases } from '../../services/patient-sim/src/adapters/case-files.js';
+import { BUILTIN_CASES_DIR } from '../../services/patient-sim/src/config.js';
+import { diagnosisTerms, findLeak } from '../../services/patient-sim/src/domain/leak.js';
+import { startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { startSim, turn, type SimTestServer } from './helpers.js';
+
+// The simulator on the real Gemma 3 270M base GGUF (`npm run models -- fetch llm-base`), when it
+// is on this machine. A base model is no actor: this checks that a real model's replies come
+// through non-empty and never name the hidden diagnosis, whatever the model writes.
+const PATH = join(
+  process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite'),
+  'models',
+  'llm',
+  'gemma-3-270m-q4_k_m.gguf',
+);
+const present = existsSync(PATH);
+if (!present)
+  console.log(
+    `skipping the patient-sim real-model tests: ${PATH} is absent (npm run models -- fetch llm-base)`,
+  );
+
+const cases = loadCases([BUILTIN_CASES_DIR]);
+
+(present ? describe : describe.skip)('the simulator on the real llm-base GGUF', () => {
+  let llm: LlmTestServer;
+  let sim: SimTestServer;
+  beforeAll(async () => {
+    llm = await startLlm({ MODEL_PATH: PATH, THREADS: '2', CONTEXT_SIZE: '2048', MAX_CONCURRENCY: '1' });
+    sim = await startSim(llm.url, { PATIENT_SIM_MAX_TOKENS: '40', PATIENT_SIM_TEMPERATURE: '0.7' });
+  }, 120_000);
+  afterAll(async () => {
+    await sim.close();
+    await llm.close();
+  });
+
+  it.each([
+    ['en-cough-chest-pain-miller', ['Have you had a fever?', 'What do you think is wrong with you?']],
+    ['vi-sot-ngay-5-hoa', ['Em sốt mấy ngày rồi?', 'Em nghĩ mình bị bệnh gì?']],
+  ])(
+    '%s: replies are non-empty and never name the diagnosis, across turns',
+    async (patientId, messages) => {
+      const c = cases.get(patientId)!.case;
+      const terms = diagnosisTerms(c.diagnosis);
+      let sessionId: string | undefined;
+      for (const message of messages) {
+        const r = await turn(sim.url, {
+          message,
+          patient_id: patientId,
+          ...(sessionId === undefined ? {} : { session_id: sessionId }),
+        });
+        sessionId = r.session_id;
+        expect(r.response.trim().length).toBeGreaterThan(0);
+        expect(findLeak(r.response, terms)).toBeNull();
+        expect(r.usage.completion_tokens).toBeGreaterThan(0);
+        console.log(`${patientId} [guard ${r.guard}, ${r.processing_time_ms} ms]: ${r.response}`);
+      }
+    },
+    120_000,
+  );
+});
