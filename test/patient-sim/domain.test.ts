@@ -11,7 +11,7 @@ import {
 } from '../../services/patient-sim/src/domain/prompt.js';
 import { KeyedMutex, SessionStore } from '../../services/patient-sim/src/domain/sessions.js';
 import { prepareText, matchesEn, matchesVi } from '../../services/patient-sim/src/domain/text.js';
-import { cleanReply } from '../../services/patient-sim/src/domain/turn.js';
+import { cleanReply, withoutEcho } from '../../services/patient-sim/src/domain/turn.js';
 import type { CaseFile } from '../../services/patient-sim/src/schemas/case.js';
 
 const cases = loadCases([BUILTIN_CASES_DIR]);
@@ -178,6 +178,16 @@ describe('the reply check', () => {
     expect(cleanReply('Doctor: hello')).toBe('');
     expect(cleanReply('  plain reply  ')).toBe('plain reply');
     expect(cleanReply('- Dạ có ạ.\n- Em sốt mấy ngày?\n- Ba ngày.')).toBe('Dạ có ạ.');
+  });
+});
+
+describe('a reply that echoes its instructions', () => {
+  it('loses the echoed sentences and keeps the rest', () => {
+    const system = systemPrompt({ view: promptView(cap), facts: [], procedures: [] });
+    const intro = system.split('\n')[0]!;
+    expect(withoutEcho(`${intro} It hurts when I breathe.`, system)).toBe('It hurts when I breathe.');
+    expect(withoutEcho(intro, system)).toBe('');
+    expect(withoutEcho('It hurts when I breathe.', system)).toBe('It hurts when I breathe.');
   });
 });
 

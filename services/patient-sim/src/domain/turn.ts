@@ -86,6 +86,25 @@ export function cleanReply(text: string): string {
   return out.join('\n').trim();
 }
 
+/**
+ * The reply without the instructions it repeats: a model that is not instruction-tuned may echo
+ * its system prompt. Every sentence of the prompt of 20+ characters is removed from the reply.
+ */
+export function withoutEcho(reply: string, system: string): string {
+  const lines = system.split('\n').map((l) => l.replace(/^- /, '').trim());
+  // Whole lines first, then their sentences, longest first: an echo is removed as a whole.
+  const pieces = [...lines, ...lines.flatMap((l) => l.split(/(?<=[.!?])\s+/u))]
+    .map((p) => p.trim())
+    .filter((p) => p.length >= 20)
+    .sort((a, b) => b.length - a.length);
+  let out = reply;
+  for (const p of pieces) out = out.split(p).join(' ');
+  return out
+    .replace(/[ \t]+/g, ' ')
+    .replace(/\s*\n\s*/g, '\n')
+    .trim();
+}
+
 export async function runTurn(
   backend: ChatBackend,
   input: TurnInput,
@@ -124,7 +143,7 @@ export async function runTurn(
     llmMs += result.llmMs;
     model = result.model;
     finishReason = result.finishReason;
-    last = cleanReply(result.text);
+    last = withoutEcho(cleanReply(result.text), messages[0]?.content ?? '');
     leaked = last !== '' && findLeak(last, terms) !== null;
     if (last !== '' && !leaked) {
       return {
