@@ -8,7 +8,12 @@ import { parseCodeSet } from '../../services/codesearch/src/domain/parse-records
 import { TopN } from '../../services/codesearch/src/domain/top-n.js';
 import type { CodeRecord } from '../../services/codesearch/src/schemas/code-record.js';
 
-const rec = (code: string, title_en: string | null, title_vi: string | null = null, parent: string | null = null): CodeRecord => ({
+const rec = (
+  code: string,
+  title_en: string | null,
+  title_vi: string | null = null,
+  parent: string | null = null,
+): CodeRecord => ({
   code,
   type: 'ICD10',
   title_en,
@@ -59,7 +64,9 @@ describe('lexical index', () => {
     { abbreviation: 'ĐTĐ', expansions: [{ lang: 'vi', text: 'đái tháo đường' }] },
   ]);
   const top = (q: string): string[] =>
-    index.search(index.analyze(q, abbreviations), new Set(['ICD10']), 10).map((h) => index.docs[h.doc]!.record.code);
+    index
+      .search(index.analyze(q, abbreviations), new Set(['ICD10']), 10)
+      .map((h) => index.docs[h.doc]!.record.code);
 
   it('ranks the full match first, with or without diacritics, and through abbreviations', () => {
     expect(top('tăng huyết áp')[0]).toBe('I10');
@@ -84,9 +91,18 @@ describe('lexical index', () => {
 
 describe('code set files', () => {
   it('reads quoted CSV fields and reports every bad line', () => {
-    const ok = parseCodeSet('code,title_vi,title_en,synonyms\nA1,"Đau, sốt","Pain, fever",a|b\n', 'csv', 'ICPC2');
+    const ok = parseCodeSet(
+      'code,title_vi,title_en,synonyms\nA1,"Đau, sốt","Pain, fever",a|b\n',
+      'csv',
+      'ICPC2',
+    );
     expect(ok.errors).toEqual([]);
-    expect(ok.records[0]).toMatchObject({ code: 'A1', title_vi: 'Đau, sốt', synonyms: ['a', 'b'], type: 'ICPC2' });
+    expect(ok.records[0]).toMatchObject({
+      code: 'A1',
+      title_vi: 'Đau, sốt',
+      synonyms: ['a', 'b'],
+      type: 'ICPC2',
+    });
     const bad = parseCodeSet('code,title_en\nA1,x\nA1,y\n,z\nB2\n', 'csv', 'ICPC2');
     expect(bad.errors.map((e) => e.line)).toEqual([3, 4, 5]);
     expect(parseCodeSet('id,name\n1,x\n', 'csv', 'CPT').errors[0]?.message).toMatch(/unknown: id, name/);
@@ -102,8 +118,15 @@ describe('code set files', () => {
         { type: 'ICD10', code: 'Q99.9', titleVi: 'x', synonyms: [] },
       ],
     );
-    expect(codes[0]).toMatchObject({ titleViSource: 'curated', record: { title_vi: 'Tăng huyết áp' }, synonyms: ['cao huyết áp'] });
-    expect(codes[1]).toMatchObject({ titleViSource: 'import', record: { title_vi: 'ĐTĐ type 2 (official)' } });
+    expect(codes[0]).toMatchObject({
+      titleViSource: 'curated',
+      record: { title_vi: 'Tăng huyết áp' },
+      synonyms: ['cao huyết áp'],
+    });
+    expect(codes[1]).toMatchObject({
+      titleViSource: 'import',
+      record: { title_vi: 'ĐTĐ type 2 (official)' },
+    });
     expect(unmatched.map((u) => u.code)).toEqual(['Q99.9']);
   });
 });
@@ -118,7 +141,9 @@ describe('fusion', () => {
 
   it('finds the nearest rows by dot product, and TopN keeps the best', () => {
     const vectors = Float32Array.from([1, 0, 0, 1, 0.6, 0.8]);
-    expect(nearest(vectors, 2, Float32Array.from([0, 1]), 2, 100, (a, b) => a - b).map((h) => h.id)).toEqual([101, 102]);
+    expect(nearest(vectors, 2, Float32Array.from([0, 1]), 2, 100, (a, b) => a - b).map((h) => h.id)).toEqual([
+      101, 102,
+    ]);
     const top = new TopN(3, (a, b) => a - b);
     [5, 1, 9, 3, 7, 9].forEach((s, i) => top.push(i, s));
     expect(top.result().map((r) => r.id)).toEqual([2, 5, 4]);

@@ -25,11 +25,17 @@ let srv: CodesearchTestServer;
 let codes = 0;
 
 beforeAll(async () => {
-  await ensureCodesearchModels(['codesearch-icd10cm', 'codesearch-embedder', 'codesearch-embedder-tokenizer']);
+  await ensureCodesearchModels([
+    'codesearch-icd10cm',
+    'codesearch-embedder',
+    'codesearch-embedder-tokenizer',
+  ]);
   const all = await readIcd10CmTabular(modelPath('codesearch-icd10cm'));
   const answers = [...QUERY_TABLE.hybrid, ...QUERY_TABLE.lexical].filter((r) => r.type === 'ICD10');
   const keep = all.filter(
-    (r) => r.code.length === 3 || (r.code.length <= 5 && answers.some((a) => r.code.startsWith(a.expect.slice(0, 3)))),
+    (r) =>
+      r.code.length === 3 ||
+      (r.code.length <= 5 && answers.some((a) => r.code.startsWith(a.expect.slice(0, 3)))),
   );
   codes = keep.length;
   const dataDir = mkdtempSync(join(tmpdir(), 'codesearch-hybrid-'));
@@ -96,7 +102,8 @@ describe('codesearch hybrid search (real MiniLM embeddings, real ICD-10-CM title
     expect(hybrid.recall).toBeGreaterThanOrEqual(lexical.recall + 0.1);
     expect(hybrid.recall).toBeGreaterThanOrEqual(0.4);
     for (const [query, rank] of Object.entries(lexical.ranks))
-      if (rank !== null) expect({ query, hybrid: hybrid.ranks[query] }).toEqual({ query, hybrid: expect.any(Number) });
+      if (rank !== null)
+        expect({ query, hybrid: hybrid.ranks[query] }).toEqual({ query, hybrid: expect.any(Number) });
   });
 
   it('keeps the lexical table in the top 10 when fusing', async () => {
@@ -104,9 +111,17 @@ describe('codesearch hybrid search (real MiniLM embeddings, real ICD-10-CM title
     const rows = QUERY_TABLE.lexical.filter((r) => r.type === 'ICD10');
     for (const row of rows) {
       const { body } = await search(srv.url, { query: row.query, code_types: ['ICD10'] });
-      if (rankOf(body.results.map((r) => r.code), row.expect) !== null) found++;
+      if (
+        rankOf(
+          body.results.map((r) => r.code),
+          row.expect,
+        ) !== null
+      )
+        found++;
     }
-    console.log(`hybrid recall@10 on the ${rows.length}-query vi/en table: ${(found / rows.length).toFixed(3)}`);
+    console.log(
+      `hybrid recall@10 on the ${rows.length}-query vi/en table: ${(found / rows.length).toFixed(3)}`,
+    );
     expect(found / rows.length).toBeGreaterThanOrEqual(0.9);
   });
 });

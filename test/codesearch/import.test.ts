@@ -71,7 +71,10 @@ describe('codesearch import CLI', () => {
     const result = await cli(['import', '--type', 'SERVICE', '--file', file, '--data-dir', srv.dataDir]);
     expect(result).toMatchObject({ code: 0 });
     expect(result.stdout).toMatch(/imported 6 SERVICE codes from services\.csv/);
-    await waitFor(async () => (await search(srv.url, { query: 'kham tim', code_types: ['SERVICE'] })).body.results.length > 0);
+    await waitFor(
+      async () =>
+        (await search(srv.url, { query: 'kham tim', code_types: ['SERVICE'] })).body.results.length > 0,
+    );
     const found = await search(srv.url, { query: 'kham tim', code_types: ['SERVICE'] });
     expect(found.body.missing_types).toEqual([]);
     expect(found.body.results[0]).toMatchObject({
@@ -114,7 +117,7 @@ describe('codesearch import CLI', () => {
     const result = await cli(['import', '--type', 'ICPC2', '--file', file, '--data-dir', srv.dataDir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(':2: duplicate code A01 (first on line 1)');
-    expect(result.stderr).toContain(':3: type is CPT but the import is for ICPC2');
+    expect(result.stderr).toContain(':3: type is "CPT" but the import is for ICPC2');
     expect(result.stderr).toMatch(/:4: invalid JSON/);
     expect(result.stderr).toMatch(/:5: code: code: letters, digits/);
     expect(existsSync(join(srv.dataDir, 'codesearch', 'sets', 'ICPC2.jsonl'))).toBe(false);
@@ -123,7 +126,15 @@ describe('codesearch import CLI', () => {
   it('names the usage on a bad command line', async () => {
     expect((await cli(['import', '--type', 'ICD9', '--file', 'x.csv'])).code).toBe(2);
     expect((await cli(['import', '--type', 'CPT'])).stderr).toMatch(/--file is required/);
-    const missing = await cli(['import', '--type', 'CPT', '--file', join(dir, 'none.csv'), '--data-dir', dir]);
+    const missing = await cli([
+      'import',
+      '--type',
+      'CPT',
+      '--file',
+      join(dir, 'none.csv'),
+      '--data-dir',
+      dir,
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no such file/);
   });

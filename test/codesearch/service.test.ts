@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { QUERY_TABLE, ensureCodesearchModels, rankOf, search, startCodesearch, type CodesearchTestServer } from './helpers.js';
+import {
+  QUERY_TABLE,
+  ensureCodesearchModels,
+  rankOf,
+  search,
+  startCodesearch,
+  type CodesearchTestServer,
+} from './helpers.js';
 
 // The code search service in lexical mode over the real ICD-10-CM (46,881 codes) and ICD-10-PCS
 // (68,982 codes) sets, fetched through the model store and imported at start.
@@ -20,16 +27,21 @@ const get = async (path: string) => {
 
 describe('codesearch service (lexical, real ICD-10-CM and ICD-10-PCS)', () => {
   it('describes itself, is healthy, and reports the loaded sets', async () => {
-    expect((await get('/')).body).toMatchObject({ service: 'codesearch', port: 0, status: 'ready', docs: '/docs' });
+    expect((await get('/')).body).toMatchObject({
+      service: 'codesearch',
+      port: 0,
+      status: 'ready',
+      docs: '/docs',
+    });
     const health = await get('/health');
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'healthy', types: ['ICD10', 'PROCEDURE'], mode: 'lexical' });
     const types = await get('/code_types');
     expect(types.body['missing_types']).toEqual(['ICPC2', 'CPT', 'SERVICE']);
     const byType = Object.fromEntries(
-      (types.body['types'] as { type: string; count: number; source: string; curated_vi_titles: number }[]).map(
-        (t) => [t.type, t],
-      ),
+      (
+        types.body['types'] as { type: string; count: number; source: string; curated_vi_titles: number }[]
+      ).map((t) => [t.type, t]),
     );
     expect(byType['ICD10']).toMatchObject({ count: 46_881, source: 'model store: codesearch-icd10cm' });
     expect(byType['ICD10']?.curated_vi_titles).toBeGreaterThan(60);
@@ -84,7 +96,10 @@ describe('codesearch service (lexical, real ICD-10-CM and ICD-10-PCS)', () => {
       ['huyết', 'huyet', 'exact'],
       ['áp', 'ap', 'exact'],
     ]);
-    const child = await search(srv.url, { query: 'type 2 diabetes mellitus without complications', top_k: 1 });
+    const child = await search(srv.url, {
+      query: 'type 2 diabetes mellitus without complications',
+      top_k: 1,
+    });
     expect(child.body.results[0]).toMatchObject({
       code: 'E11.9',
       parent: { code: 'E11', title: 'Type 2 diabetes mellitus' },
@@ -180,7 +195,9 @@ describe('codesearch service (lexical, real ICD-10-CM and ICD-10-PCS)', () => {
     times.sort((a, b) => a - b);
     const p50 = times[Math.floor(times.length / 2)] ?? Infinity;
     const p95 = times[Math.floor(times.length * 0.95)] ?? Infinity;
-    console.log(`lexical search over ${index.size} codes: p50 ${p50.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms`);
+    console.log(
+      `lexical search over ${index.size} codes: p50 ${p50.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms`,
+    );
     expect(p50).toBeLessThan(5);
   });
 });

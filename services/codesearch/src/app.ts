@@ -48,7 +48,9 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   const stop = new AbortController();
   let poller: NodeJS.Timeout | undefined;
   const tokens =
-    config.AUTH_TOKENS_FILE === undefined ? undefined : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+    config.AUTH_TOKENS_FILE === undefined
+      ? undefined
+      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
   const startedAt = performance.now();
   let runtime: CodesearchRuntime | undefined;
   const holder = {
@@ -109,7 +111,9 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
 
   const overlayAndTable = async () => {
     const overlay = parseOverlayCsv(await readFile(config.viTermsPath, 'utf8'));
-    const table = new AbbreviationTable(parseAbbreviationsCsv(await readFile(config.abbreviationsPath, 'utf8')));
+    const table = new AbbreviationTable(
+      parseAbbreviationsCsv(await readFile(config.abbreviationsPath, 'utf8')),
+    );
     return { overlay, table };
   };
 
@@ -140,7 +144,10 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
         return;
       }
       cat.setEmbedder(embedder);
-      logger.info({ model: config.embeddingModelPath, dim: embedder.dim, id: embedder.id }, 'embedding model loaded');
+      logger.info(
+        { model: config.embeddingModelPath, dim: embedder.dim, id: embedder.id },
+        'embedding model loaded',
+      );
     } catch (err) {
       cat.setEmbedder(undefined, `the embedding model failed to load: ${(err as Error).message}`);
       logger.error({ err, model: config.embeddingModelPath }, 'the embedding model failed to load');

@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<void> {
         license: { type: 'string' },
       },
       strict: true,
-    }).values as Record<string, string | undefined>;
+    }).values;
   } catch (err) {
     fail(`${(err as Error).message}\n${USAGE}`, 2);
   }
@@ -73,14 +73,18 @@ async function main(argv: string[]): Promise<void> {
     ...(values['license'] === undefined ? {} : { license: values['license'] }),
   });
   if (!result.ok) {
-    const lines = result.errors.map((e) => (e.line > 0 ? `  ${file}:${e.line}: ${e.message}` : `  ${e.message}`));
+    const lines = result.errors.map((e) =>
+      e.line > 0 ? `  ${file}:${e.line}: ${e.message}` : `  ${e.message}`,
+    );
     fail(
       `import refused, nothing was changed (${result.errors.length} problem${result.errors.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
       1,
     );
   }
   for (const w of result.warnings) process.stderr.write(`warning: ${file}:${w.line}: ${w.message}\n`);
-  out(`imported ${result.meta.count} ${result.meta.type} codes from ${result.meta.source} into ${store.fileOf(result.meta.type)}`);
+  out(
+    `imported ${result.meta.count} ${result.meta.type} codes from ${result.meta.source} into ${store.fileOf(result.meta.type)}`,
+  );
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -38,7 +38,10 @@ export const codesearchConfigSchema = kitConfigSchema({
     .transform((s, ctx) => {
       if (s.trim().toLowerCase() === 'all') return [...CODE_TYPES];
       const out: CodeType[] = [];
-      for (const part of s.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+      for (const part of s
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '')) {
         const t = CodeTypeSchema.safeParse(part);
         if (!t.success) {
           ctx.addIssue({ code: 'custom', message: `unknown code type ${part} (${CODE_TYPES.join(', ')})` });

@@ -32,7 +32,8 @@ export async function importBuiltinSets(
       source,
       license: set.license,
     });
-    if (result.ok) logger.info({ type: set.type, codes: result.meta.count, source }, 'built-in code set imported');
+    if (result.ok)
+      logger.info({ type: set.type, codes: result.meta.count, source }, 'built-in code set imported');
     else {
       const first = result.errors[0];
       const problem = `${set.path} could not be imported as ${set.type}: line ${first?.line ?? 0}: ${first?.message ?? '?'}`;

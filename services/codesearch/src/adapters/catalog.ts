@@ -84,7 +84,8 @@ export class Catalog {
     this.current = snapshot;
     this.signature = signature;
     this.generation++;
-    for (const p of problems) this.options.logger.error({ problem: p }, 'a stored code set is damaged and is not served');
+    for (const p of problems)
+      this.options.logger.error({ problem: p }, 'a stored code set is damaged and is not served');
     this.options.logger.info(
       { codes: index.size, terms: index.vocabularySize, types: [...index.typeRanges.keys()] },
       'code sets loaded',
@@ -138,7 +139,12 @@ export class Catalog {
       .catch(() => undefined);
   }
 
-  private async buildVectors(snap: Snapshot, type: CodeType, embedder: Embedder, generation: number): Promise<void> {
+  private async buildVectors(
+    snap: Snapshot,
+    type: CodeType,
+    embedder: Embedder,
+    generation: number,
+  ): Promise<void> {
     const [start, end] = snap.index.typeRanges.get(type) ?? [0, 0];
     const texts = snap.index.docs.slice(start, end).map(passageOf);
     const key = VectorCache.key(embedder.id, type, texts);

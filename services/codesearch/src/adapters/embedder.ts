@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
-import { Tokenizer } from '@huggingface/tokenizers';
+import * as tokenizers from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
 import yauzl from 'yauzl';
 
@@ -10,6 +10,17 @@ import yauzl from 'yauzl';
  * embedding) and its Hugging Face `tokenizer.json` (pure-JS tokenizer). Mean pooling over the
  * attention mask, L2-normalised, so cosine similarity is a dot product.
  */
+
+/**
+ * The package's type declarations use extensionless relative imports, which `nodenext` cannot
+ * resolve; this is the part of its Tokenizer class used here.
+ */
+interface TokenizerLike {
+  encode(text: string): { ids: number[] };
+}
+const Tokenizer = (
+  tokenizers as unknown as { Tokenizer: new (json: object, config: object) => TokenizerLike }
+).Tokenizer;
 
 export interface EmbedderOptions {
   readonly modelPath: string;
@@ -39,7 +50,9 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
   });
   const hasTypes = session.inputNames.includes('token_type_ids');
   if (!session.inputNames.includes('input_ids') || !session.inputNames.includes('attention_mask'))
-    throw new Error(`${options.modelPath} is not a BERT-style encoder (inputs: ${session.inputNames.join(', ')})`);
+    throw new Error(
+      `${options.modelPath} is not a BERT-style encoder (inputs: ${session.inputNames.join(', ')})`,
+    );
   const output = session.outputNames[0] ?? 'last_hidden_state';
   const id = createHash('sha256')
     .update(await fileFingerprint(options.modelPath))
@@ -57,7 +70,7 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
     const ids = new BigInt64Array(n * length);
     const mask = new BigInt64Array(n * length);
     encoded.forEach((row, i) => {
-      row.forEach((token: number, j: number) => {
+      row.forEach((token, j) => {
         ids[i * length + j] = BigInt(token);
         mask[i * length + j] = 1n;
       });
@@ -66,7 +79,8 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
       input_ids: new ort.Tensor('int64', ids, [n, length]),
       attention_mask: new ort.Tensor('int64', mask, [n, length]),
     };
-    if (hasTypes) feeds['token_type_ids'] = new ort.Tensor('int64', new BigInt64Array(n * length), [n, length]);
+    if (hasTypes)
+      feeds['token_type_ids'] = new ort.Tensor('int64', new BigInt64Array(n * length), [n, length]);
     const result = await session.run(feeds);
     const tensor = result[output];
     if (tensor === undefined) throw new Error(`the model gave no ${output}`);
@@ -128,7 +142,8 @@ async function fileFingerprint(path: string): Promise<string> {
 }
 
 async function readTokenizerJson(path: string): Promise<Record<string, unknown>> {
-  if (!path.toLowerCase().endsWith('.zip')) return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+  if (!path.toLowerCase().endsWith('.zip'))
+    return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
   const zip = await yauzl.openPromise(path, { lazyEntries: true, autoClose: false });
   try {
     for await (const entry of zip.eachEntry()) {

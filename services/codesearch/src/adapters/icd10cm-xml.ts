@@ -57,12 +57,12 @@ export function parseIcd10CmTabular(xml: string): CodeRecord[] {
     throw new Error('not an ICD-10-CM tabular file: no <ICD10CM.tabular><chapter> found');
   const out: CodeRecord[] = [];
   const walk = (diag: Diag, parent: string | null): void => {
-    const code = String(diag.name ?? '').trim();
-    const title = String(diag.desc ?? '').trim();
+    const code = (diag.name ?? '').trim();
+    const title = (diag.desc ?? '').trim();
     if (code === '' || title === '') return;
     const synonyms = [...(diag.inclusionTerm ?? []), ...(diag.includes ?? [])]
       .flatMap((n) => n.note ?? [])
-      .map((s) => String(s).trim())
+      .map((s) => s.trim())
       .filter((s) => s !== '' && s.toLowerCase() !== title.toLowerCase());
     out.push({
       code,

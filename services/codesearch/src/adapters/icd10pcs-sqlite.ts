@@ -27,7 +27,14 @@ export function readIcd10PcsSqlite(path: string): CodeRecord[] {
         const operation = (p.ro ?? '').split(':')[0]?.trim() ?? '';
         const title = [operation, p.bs, p.sec].filter((s) => s !== null && s !== '').join(', ');
         if (title === '') continue;
-        out.push({ code: p.code, type: 'PROCEDURE', title_en: title, title_vi: null, synonyms: [], parent: null });
+        out.push({
+          code: p.code,
+          type: 'PROCEDURE',
+          title_en: title,
+          title_vi: null,
+          synonyms: [],
+          parent: null,
+        });
       }
     }
     const known = new Set(out.map((r) => r.code));

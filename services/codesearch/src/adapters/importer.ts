@@ -55,9 +55,7 @@ export async function importCodeSet(store: CodeStore, request: ImportRequest): P
       warnings = parsed.warnings;
     } else {
       const raw =
-        format === 'icd10cm-xml'
-          ? await readIcd10CmTabular(request.file)
-          : readIcd10PcsSqlite(request.file);
+        format === 'icd10cm-xml' ? await readIcd10CmTabular(request.file) : readIcd10PcsSqlite(request.file);
       const wrongType = raw.length > 0 && raw[0]?.type !== request.type;
       if (wrongType)
         return {
@@ -71,11 +69,15 @@ export async function importCodeSet(store: CodeStore, request: ImportRequest): P
           return { ok: false, errors: [{ line: i + 1, message: `${r.code}: ${parsed.error.message}` }] };
         records.push(parsed.data);
       }
-      if (records.length === 0) return { ok: false, errors: [{ line: 0, message: 'the file holds no codes' }] };
+      if (records.length === 0)
+        return { ok: false, errors: [{ line: 0, message: 'the file holds no codes' }] };
     }
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    return { ok: false, errors: [{ line: 0, message: e.code === 'ENOENT' ? `no such file: ${request.file}` : e.message }] };
+    return {
+      ok: false,
+      errors: [{ line: 0, message: e.code === 'ENOENT' ? `no such file: ${request.file}` : e.message }],
+    };
   }
   const meta = await store.write(
     {

@@ -1,7 +1,11 @@
 import { access } from 'node:fs/promises';
 
 /** Resolves true once every file exists (polling), false when stopped first. */
-export async function waitForFiles(paths: readonly string[], pollMs: number, signal: AbortSignal): Promise<boolean> {
+export async function waitForFiles(
+  paths: readonly string[],
+  pollMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   const exists = (p: string): Promise<boolean> =>
     access(p).then(
       () => true,

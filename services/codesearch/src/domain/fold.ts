@@ -36,6 +36,8 @@ export interface Token {
   readonly end: number;
 }
 
+// The NUL is the folded combining mark (see foldChar).
+// eslint-disable-next-line no-control-regex
 const WORD = /[a-z0-9][a-z0-9\u0000]*/g;
 
 /** Folded word tokens with their offsets in `text` (composed or decomposed, offsets stay exact). */

@@ -19,7 +19,21 @@ const B = 0.75;
 const PREFIX_WEIGHT = 0.7;
 const MAX_PREFIX_TERMS = 48;
 const QUERY_STOPWORDS = new Set([
-  'of', 'and', 'the', 'with', 'in', 'on', 'to', 'for', 'a', 'an', 'or', 'by', 'at', 'as', 'is',
+  'of',
+  'and',
+  'the',
+  'with',
+  'in',
+  'on',
+  'to',
+  'for',
+  'a',
+  'an',
+  'or',
+  'by',
+  'at',
+  'as',
+  'is',
 ]);
 
 export interface IndexedCode {

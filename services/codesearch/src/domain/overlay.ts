@@ -30,7 +30,10 @@ export function parseOverlayCsv(text: string): OverlayEntry[] {
       type: parsedType.data,
       code,
       titleVi,
-      synonyms: (synonyms ?? '').split('|').map((s) => s.trim()).filter((s) => s !== ''),
+      synonyms: (synonyms ?? '')
+        .split('|')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
     };
   });
 }

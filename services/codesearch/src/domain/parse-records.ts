@@ -33,7 +33,7 @@ export function parseCodeSet(text: string, format: 'csv' | 'jsonl', type: CodeTy
     if (errors.length >= MAX_ERRORS) break;
     const input = { ...value, type: value['type'] ?? type };
     if (input.type !== type) {
-      errors.push({ line, message: `type is ${String(input.type)} but the import is for ${type}` });
+      errors.push({ line, message: `type is ${JSON.stringify(input.type)} but the import is for ${type}` });
       continue;
     }
     const parsed = CodeRecordSchema.safeParse(input);
@@ -56,7 +56,8 @@ export function parseCodeSet(text: string, format: 'csv' | 'jsonl', type: CodeTy
     if (r.parent !== null && !seen.has(normalizeCode(r.parent)))
       warnings.push({ line: lines[i] ?? 0, message: `parent ${r.parent} of ${r.code} is not in the set` });
   });
-  if (errors.length === 0 && records.length === 0) errors.push({ line: 1, message: 'the file holds no codes' });
+  if (errors.length === 0 && records.length === 0)
+    errors.push({ line: 1, message: 'the file holds no codes' });
   errors.sort((a, b) => a.line - b.line);
   return { records, errors, warnings };
 }
@@ -93,7 +94,10 @@ function jsonlRows(text: string): Rows {
 }
 
 /** RFC 4180 CSV records with the line each starts on: quoted fields may hold commas, quotes ("") and newlines. */
-export function readCsv(text: string): { records: { line: number; fields: string[] }[]; errors: LineError[] } {
+export function readCsv(text: string): {
+  records: { line: number; fields: string[] }[];
+  errors: LineError[];
+} {
   const errors: LineError[] = [];
   const records: { line: number; fields: string[] }[] = [];
   let fields: string[] = [];
@@ -109,7 +113,7 @@ export function readCsv(text: string): { records: { line: number; fields: string
     field = '';
   };
   for (; i < text.length; i++) {
-    const c = text[i];
+    const c = text.charAt(i);
     if (quoted) {
       if (c === '"') {
         if (text[i + 1] === '"') {

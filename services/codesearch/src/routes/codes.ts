@@ -17,7 +17,8 @@ export function codeTypesRoute(rt: CodesearchRuntime): AnyRoute {
       const types = [...snap.sets.values()].map((meta) => {
         const range = snap.index.typeRanges.get(meta.type) ?? [0, 0];
         let curated = 0;
-        for (let d = range[0]; d < range[1]; d++) if (snap.index.docs[d]?.titleViSource === 'curated') curated++;
+        for (let d = range[0]; d < range[1]; d++)
+          if (snap.index.docs[d]?.titleViSource === 'curated') curated++;
         return { ...meta, curated_vi_titles: curated, vectors: vectorStatus(snap.vectors.get(meta.type)) };
       });
       const embedder = rt.catalog.model;

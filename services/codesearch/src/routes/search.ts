@@ -45,7 +45,8 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
       const started = performance.now();
       const snap = requireSnapshot(rt);
       const { index } = snap;
-      const requested: CodeType[] = body.code_types === null ? [...CODE_TYPES] : [...new Set(body.code_types)];
+      const requested: CodeType[] =
+        body.code_types === null ? [...CODE_TYPES] : [...new Set(body.code_types)];
       const present = requested.filter((t) => index.typeRanges.has(t));
       const missing = requested.filter((t) => !index.typeRanges.has(t));
       const candidates = Math.max(rt.config.CODESEARCH_CANDIDATES, body.top_k);
@@ -118,7 +119,10 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
         code_types: present,
         missing_types: missing,
         warnings: body.code_types === null ? [] : missing.map(missingHint),
-        expansions: analyzed.expansions.map((e) => ({ abbreviation: e.abbreviation, expansions: [...e.expansions] })),
+        expansions: analyzed.expansions.map((e) => ({
+          abbreviation: e.abbreviation,
+          expansions: [...e.expansions],
+        })),
         results: buildResults(index, analyzed, ranked, lexicalBest, similarity),
         took_ms: Math.round((performance.now() - started) * 1000) / 1000,
       };

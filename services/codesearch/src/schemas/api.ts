@@ -10,7 +10,9 @@ export function searchRequestSchema(limits: { maxQueryChars: number; maxTopK: nu
       .trim()
       .min(1, 'query must not be empty')
       .max(limits.maxQueryChars, `query must be at most ${limits.maxQueryChars} characters`)
-      .describe('Free text, Vietnamese or English, with or without diacritics; abbreviations (THA, HTN) and codes work'),
+      .describe(
+        'Free text, Vietnamese or English, with or without diacritics; abbreviations (THA, HTN) and codes work',
+      ),
     code_types: z
       .array(CodeTypeSchema)
       .min(1, 'code_types must name at least one type, or be null for all')
@@ -99,7 +101,11 @@ export const CodeTypesResponseSchema = z.object({
   ),
   missing_types: z.array(CodeTypeSchema),
   abbreviations: z.number().int(),
-  embedding_model: z.object({ loaded: z.boolean(), id: z.string().nullable(), reason: z.string().nullable() }),
+  embedding_model: z.object({
+    loaded: z.boolean(),
+    id: z.string().nullable(),
+    reason: z.string().nullable(),
+  }),
 });
 
 export const CodeDetailSchema = z.object({

@@ -14,7 +14,9 @@ const text = (max: number) =>
     .string()
     .trim()
     .max(max)
-    .refine((s) => !/[\u0000-\u0008\u000b-\u001f]/.test(s), 'must not hold control characters');
+    .refine((s) => !Array.from(s).some((c) => c.charCodeAt(0) < 0x20 && c !== '\t' && c !== '\n'), {
+      message: 'must not hold control characters',
+    });
 
 const optionalText = (max: number) =>
   z
