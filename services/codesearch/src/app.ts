@@ -44,7 +44,13 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   const readiness = new Readiness('loading the code sets');
   const store = new CodeStore(config.dataDir);
   let abbreviations = new AbbreviationTable([]);
-  let catalog: Catalog | undefined;
+  const catalog = new Catalog({
+    store,
+    dataDir: config.dataDir,
+    embedTypes: new Set(config.CODESEARCH_EMBED_TYPES),
+    batchSize: config.CODESEARCH_EMBED_BATCH,
+    logger,
+  });
   const stop = new AbortController();
   let poller: NodeJS.Timeout | undefined;
   const tokens =
@@ -53,12 +59,6 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
       : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
   const startedAt = performance.now();
   let runtime: CodesearchRuntime | undefined;
-  const holder = {
-    get catalog(): Catalog {
-      if (catalog === undefined) throw new Error('catalog not built');
-      return catalog;
-    },
-  };
   const kit = buildApp({
     service: 'codesearch',
     title: 'Medical code search service',
@@ -76,19 +76,17 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
     routes: ({ gate, metrics }) => {
       const codes = (): Map<string, number> => {
         const out = new Map<string, number>();
-        for (const [t, [a, b]] of catalog?.snapshot?.index.typeRanges ?? []) out.set(t, b - a);
+        for (const [t, [a, b]] of catalog.snapshot?.index.typeRanges ?? []) out.set(t, b - a);
         return out;
       };
       const vectors = (): Map<string, number> => {
         const out = new Map<string, number>();
-        for (const [t, v] of catalog?.snapshot?.vectors ?? []) out.set(t, v.state === 'ready' ? v.total : 0);
+        for (const [t, v] of catalog.snapshot?.vectors ?? []) out.set(t, v.state === 'ready' ? v.total : 0);
         return out;
       };
       runtime = {
         config,
-        get catalog() {
-          return holder.catalog;
-        },
+        catalog,
         get abbreviations() {
           return abbreviations;
         },
@@ -127,6 +125,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
       undefined,
       `waiting for ${paths.join(' and ')}: run \`npm run models -- fetch codesearch-embedder\` and ` +
         '`npm run models -- fetch codesearch-embedder-tokenizer`, or mount a model there',
+      true,
     );
     const found = await waitForFiles(paths, config.MODEL_POLL_MS, stop.signal);
     if (!found) return;
@@ -156,9 +155,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
 
   return {
     kit,
-    get catalog() {
-      return holder.catalog;
-    },
+    catalog,
     get abbreviations() {
       return abbreviations;
     },
@@ -166,14 +163,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
       try {
         const { overlay, table } = await overlayAndTable();
         abbreviations = table;
-        catalog = new Catalog({
-          store,
-          dataDir: config.dataDir,
-          overlay,
-          embedTypes: new Set(config.CODESEARCH_EMBED_TYPES),
-          batchSize: config.CODESEARCH_EMBED_BATCH,
-          logger,
-        });
+        catalog.setOverlay(overlay);
         await importBuiltinSets(store, config.builtinSets, logger);
         await catalog.load();
         readiness.setReady();
@@ -207,7 +197,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
     async close() {
       stop.abort();
       if (poller !== undefined) clearTimeout(poller);
-      await catalog?.close();
+      await catalog.close();
     },
   };
 }

@@ -32,7 +32,6 @@ export interface Snapshot {
 export interface CatalogOptions {
   readonly store: CodeStore;
   readonly dataDir: string;
-  readonly overlay: readonly OverlayEntry[];
   readonly embedTypes: ReadonlySet<CodeType>;
   readonly batchSize: number;
   readonly logger: Logger;
@@ -43,6 +42,9 @@ export class Catalog {
   private signature = '';
   private embedder: Embedder | undefined;
   private embedderReason = 'no embedding model configured';
+  /** The model is still awaited or loading (vectors wait) rather than absent (vectors off). */
+  private embedderPending = false;
+  private overlay: readonly OverlayEntry[] = [];
   private generation = 0;
   private readonly vectorCache: VectorCache;
   private stopped = false;
@@ -65,12 +67,17 @@ export class Catalog {
     return this.embedderReason;
   }
 
+  /** The curated terms laid over the sets from the next load on. */
+  setOverlay(overlay: readonly OverlayEntry[]): void {
+    this.overlay = overlay;
+  }
+
   /** Loads the store now (first load, or after a change); resolves when the lexical index is in. */
   async load(): Promise<Snapshot> {
     const signature = await this.options.store.signature();
     const { sets, problems } = await this.options.store.readAll();
     const records = sets.flatMap((s) => s.records);
-    const { codes, unmatched } = applyOverlay(records, this.options.overlay);
+    const { codes, unmatched } = applyOverlay(records, this.overlay);
     const index = new LexicalIndex(codes);
     const vectors = new Map<CodeType, VectorState>();
     for (const type of index.typeRanges.keys()) vectors.set(type, this.initialVectorState(type));
@@ -78,7 +85,7 @@ export class Catalog {
       index,
       sets: new Map(sets.map((s) => [s.meta.type, s.meta])),
       vectors,
-      curatedApplied: this.options.overlay.length - unmatched.length,
+      curatedApplied: this.overlay.length - unmatched.length,
       problems,
     };
     this.current = snapshot;
@@ -102,8 +109,9 @@ export class Catalog {
   }
 
   /** Sets (or clears, with a reason) the embedding model; vectors are built for it. */
-  setEmbedder(embedder: Embedder | undefined, reason?: string): void {
+  setEmbedder(embedder: Embedder | undefined, reason?: string, pending = false): void {
     this.embedder = embedder;
+    this.embedderPending = embedder === undefined && pending;
     if (reason !== undefined) this.embedderReason = reason;
     const snap = this.current;
     if (snap === undefined) return;
@@ -114,7 +122,8 @@ export class Catalog {
   private initialVectorState(type: CodeType): VectorState {
     if (!this.options.embedTypes.has(type))
       return { state: 'off', reason: `${type} is not in CODESEARCH_EMBED_TYPES` };
-    if (this.embedder === undefined) return { state: 'off', reason: this.embedderReason };
+    if (this.embedder === undefined)
+      return { state: this.embedderPending ? 'waiting' : 'off', reason: this.embedderReason };
     return { state: 'waiting', reason: 'queued for embedding' };
   }
 
