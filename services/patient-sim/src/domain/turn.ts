@@ -99,6 +99,8 @@ export function withoutEcho(reply: string, system: string): string {
     .sort((a, b) => b.length - a.length);
   let out = reply;
   for (const p of pieces) out = out.split(p).join(' ');
+  // Untouched when nothing was echoed.
+  if (out === reply) return reply;
   return out
     .replace(/[ \t]+/g, ' ')
     .replace(/\s*\n\s*/g, '\n')
