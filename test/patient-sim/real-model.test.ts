@@ -59,6 +59,6 @@ const cases = loadCases([BUILTIN_CASES_DIR]);
         console.log(`${patientId} [guard ${r.guard}, ${r.processing_time_ms} ms]: ${r.response}`);
       }
     },
-    120_000,
+    300_000,
   );
 });

@@ -326,6 +326,19 @@ describe('when the LLM is not there', () => {
     }
   });
 
+  it('an LLM that does not answer in time: 504, and its work is stopped', async () => {
+    const s = await startSim(llm.url, { PATIENT_SIM_MAX_TOKENS: '3000', PATIENT_SIM_LLM_TIMEOUT_MS: '150' });
+    try {
+      const res = await postJson(`${s.url}/patient`, { message: 'Tell me everything', patient_id: CAP });
+      expect(res.status).toBe(504);
+      expect(((await res.json()) as { detail: string }).detail).toContain('did not answer within 150 ms');
+      await waitFor(() => llm.service.kit.gate.running === 0, 2000);
+      expect(s.service.sessions.size).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('stops the LLM’s work when the client goes away', async () => {
     const s = await startSim(llm.url, { PATIENT_SIM_MAX_TOKENS: '3000' });
     try {
