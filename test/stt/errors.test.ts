@@ -124,6 +124,29 @@ describe('stt without its engines', () => {
     }
   }, 30_000);
 
+  it('says plainly that a configured Whisper model cannot run yet (503 for vi, English still served)', async () => {
+    const withModel = await startStt({
+      STT_WHISPER_MODEL: '/models/stt/ggml-base.bin',
+      MAX_CONCURRENCY: '1',
+    });
+    try {
+      const health = (await (await fetch(`${withModel.url}/health`)).json()) as {
+        status: string;
+        languages: string[];
+        backends: { whisper: { state: string; reason: string } };
+      };
+      expect(health.status).toBe('healthy');
+      expect(health.languages).toEqual(['en']);
+      expect(health.backends.whisper.state).toBe('failed');
+      expect(health.backends.whisper.reason).toMatch(/ggml-base\.bin.*no Whisper runtime/);
+      const vi = await transcribe(withModel.url, rec['0880'].wav, { language: 'vi' });
+      expect(vi.status).toBe(503);
+      expect(vi.body['detail']).toMatch(/Vietnamese speech recognition \(whisper\) is not ready/);
+    } finally {
+      await withModel.close();
+    }
+  }, 30_000);
+
   it('names the missing model files', async () => {
     const broken = await startStt({ POCKETSPHINX_LM: '/nonexistent/en-us.lm.bin' });
     try {

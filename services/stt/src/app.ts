@@ -4,6 +4,7 @@ import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { SttBackend } from './adapters/backend.js';
 import { PocketsphinxBackend } from './adapters/pocketsphinx.js';
+import { UnavailableWhisperBackend } from './adapters/whisper.js';
 import { DEBIAN_POCKETSPHINX_MODEL_DIR, type SttConfig } from './config.js';
 import type { BackendId } from './domain/types.js';
 import { createSttMetrics, type SttMetrics } from './metrics.js';
@@ -76,6 +77,9 @@ export function buildSttApp(deps: SttDeps): SttService {
       onChange: refresh,
     });
     backends.set('pocketsphinx', pocketsphinx);
+  }
+  if (config.whisperModelPath !== undefined) {
+    backends.set('whisper', new UnavailableWhisperBackend(config.whisperModelPath));
   }
 
   const gpu =
