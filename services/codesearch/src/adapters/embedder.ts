@@ -3,6 +3,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import * as tokenizers from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
 import yauzl from 'yauzl';
+import { loadVectorScanner } from './vector-scan.js';
 
 /**
  * A sentence-embedding model on onnxruntime-node: a BERT-family ONNX export (inputs input_ids,
@@ -37,6 +38,8 @@ export interface Embedder {
   readonly id: string;
   readonly dim: number;
   embed(texts: readonly string[], kind: 'query' | 'passage'): Promise<Float32Array[]>;
+  /** Dot products of `query` with each row of `vectors` (made by this embedder). */
+  scan(vectors: Float32Array, query: Float32Array): Promise<Float32Array>;
   dispose(): Promise<void>;
 }
 
@@ -107,13 +110,18 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
   };
   // One probe sets the dimension and checks the model runs.
   await embed(['probe'], 'query');
+  const scanner = await loadVectorScanner(dim, options.threads);
   return {
     id,
     get dim() {
       return dim;
     },
     embed,
-    dispose: () => session.release(),
+    scan: (vectors, query) => scanner.scan(vectors, dim, query),
+    dispose: async () => {
+      await scanner.dispose();
+      await session.release();
+    },
   };
 }
 

@@ -33,23 +33,3 @@ export function reciprocalRankFusion(
     return { doc: id, score: s, lexicalRank: r?.lexical ?? null, semanticRank: r?.semantic ?? null };
   });
 }
-
-/** The `n` rows of `vectors` (row-major, `dim` wide) most similar to `query` by dot product. */
-export function nearest(
-  vectors: Float32Array,
-  dim: number,
-  query: Float32Array,
-  n: number,
-  offset: number,
-  tie: (a: number, b: number) => number,
-): { id: number; score: number }[] {
-  const rows = Math.floor(vectors.length / dim);
-  const top = new TopN(n, tie);
-  for (let r = 0; r < rows; r++) {
-    let s = 0;
-    const base = r * dim;
-    for (let k = 0; k < dim; k++) s += (vectors[base + k] ?? 0) * (query[k] ?? 0);
-    top.push(offset + r, s);
-  }
-  return top.result();
-}

@@ -40,13 +40,8 @@ export class TopN {
       return;
     }
     // The root is the worst kept: replace it when the candidate beats it.
-    this.ids.push(id);
-    this.scores.push(score);
-    const last = this.ids.length - 1;
-    const beats = this.worse(0, last);
-    this.ids.pop();
-    this.scores.pop();
-    if (!beats) return;
+    const rootScore = this.scores[0] ?? 0;
+    if (score < rootScore || (score === rootScore && this.tie(id, this.ids[0] ?? 0) > 0)) return;
     this.ids[0] = id;
     this.scores[0] = score;
     let i = 0;

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { defineRoute, UnsupportedMediaTypeError, type AnyRoute } from '@clinicalsuite/kit';
 import express, { type RequestHandler } from 'express';
-import { nearest, reciprocalRankFusion, type Fused } from '../domain/fusion.js';
+import { reciprocalRankFusion, type Fused } from '../domain/fusion.js';
 import { buildResults } from '../domain/results.js';
 import { SearchResponseSchema, searchRequestSchema, type SearchResponse } from '../schemas/api.js';
 import { CODE_TYPES, type CodeType } from '../schemas/code-record.js';
@@ -84,9 +84,8 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
           const state = snap.vectors.get(type);
           const range = index.typeRanges.get(type);
           if (state?.state !== 'ready' || range === undefined || vector === undefined) continue;
-          for (const hit of nearest(state.vectors, state.dim, vector, candidates, range[0], tie)) {
-            top.push(hit.id, hit.score);
-          }
+          const scores = await embedder.scan(state.vectors, vector);
+          for (let i = 0; i < scores.length; i++) top.push(range[0] + i, scores[i] ?? 0);
         }
         const semantic = top.result();
         for (const h of semantic) similarity.set(h.id, h.score);
