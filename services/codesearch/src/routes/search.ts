@@ -8,6 +8,9 @@ import { CODE_TYPES, type CodeType } from '../schemas/code-record.js';
 import { TopN } from '../domain/top-n.js';
 import { describeVectorState, missingHint, requireSnapshot, type CodesearchRuntime } from './runtime.js';
 
+/** Lexical hits that hybrid search always keeps in its answer. */
+const KEEP_LEXICAL = 3;
+
 /** 415 for a body that is not JSON (a form or text would otherwise read as an empty body). */
 const requireJson: RequestHandler = (req, _res, next) => {
   if (!req.is('application/json')) {
@@ -101,6 +104,28 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
         );
         const pinned = fused.filter((f) => codeHits.includes(f.doc));
         ranked = [...pinned, ...fused.filter((f) => !codeHits.includes(f.doc))].slice(0, body.top_k);
+        // The best lexical matches are never fused away: a lexical #1 the embeddings do not rank
+        // (ICD-10-CM "Calculus of kidney" for "kidney stones") keeps its place in the answer.
+        const keep = Math.min(KEEP_LEXICAL, body.top_k);
+        for (const hit of lexical.slice(0, keep)) {
+          if (ranked.some((f) => f.doc === hit.doc)) continue;
+          const f = fused.find((x) => x.doc === hit.doc);
+          if (f === undefined) continue;
+          // Replace the lowest fused result that is not itself one of the kept lexical hits.
+          const kept = new Set(lexical.slice(0, keep).map((h) => h.doc));
+          for (let i = ranked.length - 1; i >= 0; i--) {
+            if (!kept.has(ranked[i]?.doc ?? -1)) {
+              ranked.splice(i, 1);
+              break;
+            }
+          }
+          ranked.push(f);
+        }
+        ranked.sort((a, b) => b.score - a.score || tie(a.doc, b.doc));
+        ranked = [
+          ...ranked.filter((f) => codeHits.includes(f.doc)),
+          ...ranked.filter((f) => !codeHits.includes(f.doc)),
+        ];
         rt.metrics.stage.observe({ stage: 'fuse' }, (performance.now() - t3) / 1000);
       } else {
         ranked = lexical.slice(0, body.top_k).map((h, i) => ({
