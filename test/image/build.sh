@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the suite's image from operator/Dockerfile without Docker or a registry, then runs a
+# service from it. For machines like CI's, which reach Debian's mirror and the npm registry but not
+# Docker Hub: the base images are made here (debootstrap for Debian; this machine's own Node on top
+# of it for the node image) and passed to the Dockerfile as build args. With Docker, the README's
+# `docker build` is the way; this script checks the same Dockerfile.
+#
+#   bash test/image/build.sh            # build localhost/clinicalsuite:dev and smoke-test it
+#
+# Needs root, buildah and debootstrap (apt-get install buildah debootstrap). Uses buildah's chroot
+# isolation and vfs storage, which work inside an unprivileged container; the base images are kept
+# in buildah's store, so a second run only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export STORAGE_DRIVER="${STORAGE_DRIVER:-vfs}"
+export BUILDAH_ISOLATION="${BUILDAH_ISOLATION:-chroot}"
+IMAGE="${IMAGE:-localhost/clinicalsuite:dev}"
+DEBIAN_IMAGE=localhost/debian:bookworm-slim
+NODE_IMAGE="localhost/node:$(node --version | sed 's/^v//')-bookworm-slim"
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+
+have_image() { buildah images --quiet "$1" >/dev/null 2>&1; }
+
+# Commits the directory $2 as image $1 (a single layer).
+commit_dir() {
+  local c mnt
+  c=$(buildah from scratch)
+  mnt=$(buildah mount "$c")
+  cp -a "$2/." "$mnt/"
+  buildah umount "$c" >/dev/null
+  buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd bash "$c"
+  buildah commit --quiet "$c" "$1" >/dev/null
+  buildah rm "$c" >/dev/null
+}
+
+work=$(mktemp -d /var/tmp/clinicalsuite-image.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+if ! have_image "$DEBIAN_IMAGE"; then
+  echo "== base: debootstrap bookworm (minbase) from $MIRROR"
+  debootstrap --variant=minbase bookworm "$work/rootfs" "$MIRROR" >"$work/debootstrap.log" 2>&1 \
+    || { tail -20 "$work/debootstrap.log"; exit 1; }
+  # Like Docker Hub's slim images: apt lists and caches are not part of the image.
+  rm -rf "$work/rootfs/var/lib/apt/lists/"* "$work/rootfs/var/cache/apt/"*.bin
+  commit_dir "$DEBIAN_IMAGE" "$work/rootfs"
+fi
+
+if ! have_image "$NODE_IMAGE"; then
+  echo "== base: $NODE_IMAGE (this machine's Node and npm, laid out as in the official node image)"
+  c=$(buildah from "$DEBIAN_IMAGE")
+  mnt=$(buildah mount "$c")
+  node_bin=$(readlink -f "$(command -v node)")
+  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
+  install -D -m 0755 "$node_bin" "$mnt/usr/local/bin/node"
+  mkdir -p "$mnt/usr/local/lib/node_modules" "$mnt/usr/local/include"
+  cp -a "$npm_dir" "$mnt/usr/local/lib/node_modules/npm"
+  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$mnt/usr/local/bin/npm"
+  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$mnt/usr/local/bin/npx"
+  cp -a "$(dirname "$node_bin")/../include/node" "$mnt/usr/local/include/node"
+  # A machine behind a TLS-inspecting proxy trusts its CA through NODE_EXTRA_CA_CERTS; the local
+  # node image trusts the same bundle so npm can reach the registry from the build.
+  extra_ca=""
+  if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+    install -D -m 0644 "$NODE_EXTRA_CA_CERTS" "$mnt/usr/local/share/clinicalsuite/extra-ca.crt"
+    extra_ca=/usr/local/share/clinicalsuite/extra-ca.crt
+  fi
+  buildah umount "$c" >/dev/null
+  [ -z "$extra_ca" ] || buildah config --env NODE_EXTRA_CA_CERTS="$extra_ca" "$c"
+  buildah run "$c" -- node -e 'process.exit(0)'
+  buildah commit --quiet "$c" "$NODE_IMAGE" >/dev/null
+  buildah rm "$c" >/dev/null
+fi
+
+echo "== build $IMAGE from operator/Dockerfile"
+start=$(date +%s)
+buildah bud --quiet --layers \
+  --build-arg NODE_IMAGE="$NODE_IMAGE" \
+  --build-arg RUNTIME_IMAGE="$DEBIAN_IMAGE" \
+  -f operator/Dockerfile -t "$IMAGE" . >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; exit 1; }
+echo "   built in $(($(date +%s) - start)) s"
+buildah images "$IMAGE"
+
+# Smoke test: the image's user, its engines, and a service answering over HTTP from the image.
+echo "== smoke test"
+c=$(buildah from "$IMAGE")
+cleanup_container() { buildah rm "$c" >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup_container EXIT
+run() { buildah run --user 10001:10001 --env HOME=/tmp "$c" -- "$@"; }
+run id -u | grep -qx 10001
+run node --version
+run tesseract --list-langs 2>&1 | grep -qx vie
+run espeak-ng --version
+run ffmpeg -version | head -1
+port=$((20000 + RANDOM % 20000))
+run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models \
+  node services/face/dist/main.js >"$work/service.log" 2>&1 &
+pid=$!
+ok=0
+for _ in $(seq 1 60); do
+  if curl -fsS "http://127.0.0.1:$port/" >"$work/root.json" 2>/dev/null; then ok=1; break; fi
+  sleep 1
+done
+health=$(curl -sS -o "$work/health.json" -w '%{http_code}' "http://127.0.0.1:$port/health" || true)
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+if [ "$ok" != 1 ]; then
+  echo "the face service did not answer from the image:"
+  tail -20 "$work/service.log"
+  exit 1
+fi
+echo "   face service from the image: GET / -> $(cat "$work/root.json")"
+echo "   GET /health -> $health $(cat "$work/health.json") (503 until its models are fetched)"
+echo "== image OK: $IMAGE"
