@@ -60,7 +60,7 @@ describe('OCR service on rendered clinical notes', () => {
     const status = (await (await fetch(`${srv.url}/status`)).json()) as { engine: Record<string, unknown> };
     expect(status.engine).toMatchObject({ name: 'tesseract', orientation_detection: true, pdf: true });
     expect(status.engine['languages']).toEqual(expect.arrayContaining(['vie', 'eng', 'osd']));
-    const gpu = (await (await fetch(`${srv.url}/gpu`)).json()) as Record<string, unknown>;
+    const gpu = (await (await fetch(`${srv.url}/gpu_status`)).json()) as Record<string, unknown>;
     expect(gpu).toMatchObject({ available: false });
     const openapi = (await (await fetch(`${srv.url}/openapi.json`)).json()) as {
       paths: Record<string, unknown>;

@@ -61,7 +61,7 @@ describe('the simulator in front of the real LLM', () => {
       sessions: { active: 0, replica_local: true },
       slots: { total: 8 },
     });
-    const gpu = (await (await fetch(`${sim.url}/gpu`)).json()) as Record<string, unknown>;
+    const gpu = (await (await fetch(`${sim.url}/gpu_status`)).json()) as Record<string, unknown>;
     expect(gpu).toMatchObject({ available: false, device: 'cpu' });
     const openapi = (await (await fetch(`${sim.url}/openapi.json`)).json()) as {
       paths: Record<string, unknown>;

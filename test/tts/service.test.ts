@@ -62,7 +62,7 @@ describe('tts service with espeak-ng', () => {
       concurrency: { limit: 2, running: 0 },
       gpu: { available: false, device: 'cpu' },
     });
-    const gpu = (await (await fetch(`${srv.url}/gpu`)).json()) as Record<string, unknown>;
+    const gpu = (await (await fetch(`${srv.url}/gpu_status`)).json()) as Record<string, unknown>;
     expect(gpu).toMatchObject({ available: false, device: 'cpu' });
     const openapi = (await (await fetch(`${srv.url}/openapi.json`)).json()) as {
       paths: Record<

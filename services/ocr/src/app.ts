@@ -75,7 +75,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
     logger,
     readiness,
     gpu,
-    gpuStatusPath: '/gpu',
+    gpuStatusPath: '/gpu_status',
     ...(tokens === undefined ? {} : { auth: { tokens } }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: (parts) => {

@@ -102,7 +102,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     logger,
     readiness,
     gpu,
-    gpuStatusPath: '/gpu',
+    gpuStatusPath: '/gpu_status',
     ...(tokens === undefined ? {} : { auth: { tokens } }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics: kitMetrics }) => {

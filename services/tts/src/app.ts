@@ -84,7 +84,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     logger,
     readiness,
     gpu,
-    gpuStatusPath: '/gpu',
+    gpuStatusPath: '/gpu_status',
     ...(tokens === undefined ? {} : { auth: { tokens } }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics }) => {

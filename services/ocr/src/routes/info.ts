@@ -8,7 +8,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
   'POST /ocr': 'Text of an image or PDF with per-line boxes and confidence (multipart: file, language, ...)',
   'GET /health': '200 when tesseract is ready, 503 with the reason',
   'GET /status': 'Engine, languages, limits, slots, pages processed',
-  'GET /gpu': 'GPU status (none is used: OCR runs on the CPU)',
+  'GET /gpu_status': 'GPU status (none is used: OCR runs on the CPU)',
   'GET /metrics': 'Prometheus metrics',
   'GET /docs': 'Interactive API documentation (OpenAPI at /openapi.json)',
 };

@@ -165,6 +165,7 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
       dpi: config.PDF_DPI,
       maxDpi: config.PDF_MAX_DPI,
     }),
+    bodyContentType: 'multipart/form-data',
     bodyParser: multipart({ files: [{ name: 'file', maxCount: 1 }], maxFileBytes: config.MAX_FILE_BYTES }),
     response: OcrResponseSchema,
     responses: {

@@ -12,7 +12,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
   'DELETE /sessions/{session_id}': 'Forget a conversation',
   'GET /health': 'Health: 200 when the LLM answers, 503 with the reason otherwise',
   'GET /status': 'LLM, cases, sessions, slots, uptime',
-  'GET /gpu': 'GPU status (this service runs on CPU; it reports what it sees)',
+  'GET /gpu_status': 'GPU status (this service runs on CPU; it reports what it sees)',
   'GET /metrics': 'Prometheus metrics',
   'GET /docs': 'Interactive API documentation',
 };

@@ -16,7 +16,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
     'Speak a text (text, language vi|en, speed, format wav|mp3, response_format audio|base64, engine)',
   'GET /health': 'Health: 200 when espeak-ng answers and the voices are loaded, 503 with the reason',
   'GET /status': 'Engines, Piper voices, MP3 availability, concurrency, totals',
-  'GET /gpu': 'GPU status (this service runs on CPU)',
+  'GET /gpu_status': 'GPU status (this service runs on CPU)',
   'GET /metrics': 'Prometheus metrics',
   'GET /docs': 'Interactive API documentation (OpenAPI at /openapi.json)',
 };
