@@ -64,7 +64,7 @@ describe('dependency graph', () => {
       'patientSim',
       'agent',
     ]);
-    expect(dependentsOf(all, 'llm')).toEqual(['agent', 'reasoning', 'taskAgent']);
+    expect(dependentsOf(all, 'llm')).toEqual(['agent', 'reasoning', 'taskAgent', 'patientSim']);
   });
 
   it('follows explicit dependsOn and throws on a cycle', () => {

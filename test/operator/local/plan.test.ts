@@ -79,7 +79,12 @@ describe('planLocal', () => {
       QUEUE_SIZE: '5',
       REQUEST_TIMEOUT_MS: '30000',
     });
-    expect(codeSearch?.model).toBeNull();
+    // Its embedding model (MODEL_PATH) at `<dir>/<id>`: the test's manifest does not list it.
+    expect(codeSearch?.model).toMatchObject({
+      id: 'codesearch-embedder',
+      path: '/h/models/codesearch/codesearch-embedder',
+    });
+    expect(codeSearch?.env['MODEL_PATH']).toBe('/h/models/codesearch/codesearch-embedder');
     expect(codeSearch?.entry).toBe('/s/codesearch/dist/main.js');
     expect(agent?.dependsOn).toEqual(['llm', 'codeSearch', 'patientSim']);
     expect(agent?.env).toEqual({

@@ -141,7 +141,8 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   },
   stt: {
     title: 'Speech to text',
-    description: 'Transcribes audio for the agent.',
+    description:
+      'Transcribes WAV/MP3/OGG for the agent: pocketsphinx (English) kept warm, a Whisper model when mounted.',
     dir: 'stt',
     port: 8011,
     concurrency: 2,
@@ -152,7 +153,8 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   },
   ocr: {
     title: 'OCR',
-    description: 'Extracts text from images and scanned documents for the agent.',
+    description:
+      'Reads Vietnamese and English text with line boxes from images, scans and PDF pages (tesseract).',
     dir: 'ocr',
     port: 8012,
     concurrency: 2,
@@ -163,35 +165,39 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   },
   tts: {
     title: 'Text to speech',
-    description: 'Synthesizes speech for the agent.',
+    description:
+      'Speaks Vietnamese and English for the agent: espeak-ng, or Piper neural voices; WAV or MP3, raw or base64.',
     dir: 'tts',
     port: 8013,
     concurrency: 2,
     gpu: false,
-    model: null,
+    model: 'tts-voice-en',
+    extraModels: ['tts-voice-en-config'],
     dependsOn: [],
     tokenEnv: [],
   },
   codeSearch: {
     title: 'Medical code search',
-    description: 'Looks up medical codes (ICD-10 and friends) by text.',
+    description:
+      'Finds ICD-10, procedure and imported codes from Vietnamese or English text: BM25, fused with embeddings.',
     dir: 'codesearch',
     port: 8014,
     concurrency: 16,
     gpu: false,
-    model: null,
+    model: 'codesearch-embedder',
+    extraModels: ['codesearch-embedder-tokenizer', 'codesearch-icd10cm', 'codesearch-icd10pcs'],
     dependsOn: [],
     tokenEnv: [],
   },
   patientSim: {
     title: 'Patient simulator',
-    description: 'Simulated patients for training conversations.',
+    description: 'An LLM plays a patient from a case file, revealing findings only when asked (vi/en).',
     dir: 'patient-sim',
     port: 8015,
     concurrency: 8,
     gpu: false,
     model: null,
-    dependsOn: [],
+    dependsOn: ['llm'],
     tokenEnv: [],
   },
 };
