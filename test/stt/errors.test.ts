@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureLibrivox, ffmpeg, type LibrivoxId, type Recording } from './fixtures.js';
@@ -124,11 +124,10 @@ describe('stt without its engines', () => {
     }
   }, 30_000);
 
-  it('says plainly that a configured Whisper model cannot run yet (503 for vi, English still served)', async () => {
-    const withModel = await startStt({
-      STT_WHISPER_MODEL: '/models/stt/ggml-base.bin',
-      MAX_CONCURRENCY: '1',
-    });
+  it('says plainly that a configured Whisper model is not one (503 for vi, English still served)', async () => {
+    const notAModel = join(dir, 'ggml-base.bin');
+    writeFileSync(notAModel, 'version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 147951465\n');
+    const withModel = await startStt({ STT_WHISPER_MODEL: notAModel, MAX_CONCURRENCY: '1' });
     try {
       const health = (await (await fetch(`${withModel.url}/health`)).json()) as {
         status: string;
@@ -138,7 +137,9 @@ describe('stt without its engines', () => {
       expect(health.status).toBe('healthy');
       expect(health.languages).toEqual(['en']);
       expect(health.backends.whisper.state).toBe('failed');
-      expect(health.backends.whisper.reason).toMatch(/ggml-base\.bin.*no Whisper runtime/);
+      expect(health.backends.whisper.reason).toMatch(
+        /ggml-base\.bin is not a whisper\.cpp ggml model \(bad magic\)/,
+      );
       const vi = await transcribe(withModel.url, rec['0880'].wav, { language: 'vi' });
       expect(vi.status).toBe(503);
       expect(vi.body['detail']).toMatch(/Vietnamese speech recognition \(whisper\) is not ready/);

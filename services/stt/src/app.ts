@@ -4,7 +4,7 @@ import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { SttBackend } from './adapters/backend.js';
 import { PocketsphinxBackend } from './adapters/pocketsphinx.js';
-import { UnavailableWhisperBackend } from './adapters/whisper.js';
+import { WhisperBackend } from './adapters/whisper.js';
 import { DEBIAN_POCKETSPHINX_MODEL_DIR, type SttConfig } from './config.js';
 import type { BackendId } from './domain/types.js';
 import { createSttMetrics, type SttMetrics } from './metrics.js';
@@ -79,7 +79,19 @@ export function buildSttApp(deps: SttDeps): SttService {
     backends.set('pocketsphinx', pocketsphinx);
   }
   if (config.whisperModelPath !== undefined) {
-    backends.set('whisper', new UnavailableWhisperBackend(config.whisperModelPath));
+    backends.set(
+      'whisper',
+      new WhisperBackend({
+        modelPath: config.whisperModelPath,
+        threads: config.whisperThreads,
+        processes: config.STT_WHISPER_PROCESSES,
+        gpu: config.STT_WHISPER_GPU,
+        timeoutMs: config.STT_RECOGNIZE_TIMEOUT_MS,
+        pollMs: config.MODEL_POLL_MS,
+        logger,
+        onChange: refresh,
+      }),
+    );
   }
 
   const gpu =

@@ -55,6 +55,12 @@ export const sttConfigSchema = kitConfigSchema({
   STT_WHISPER_MODEL: z.string().min(1).optional(),
   /** whisper.cpp threads; default: the cores this process may use, at most 4. */
   STT_WHISPER_THREADS: env.int({ min: 1, max: 64 }).optional(),
+  /**
+   * whisper.cpp processes, each with the model loaded (its memory once per process); default 1.
+   * Requests past them wait (inside MAX_CONCURRENCY). On CPU one process with all threads is faster
+   * per request than two sharing the cores.
+   */
+  STT_WHISPER_PROCESSES: env.int({ min: 1, max: 16 }).default(1),
   /** Run whisper on the GPU when the runtime was built with one. */
   STT_WHISPER_GPU: env.bool().default(false),
   /** How often a missing whisper model file is looked for again. */

@@ -1,44 +1,519 @@
-import { basename } from 'node:path';
-import { ServiceUnavailableError } from '@clinicalsuite/kit';
-import type { BackendStatus, Recognition } from '../domain/types.js';
-import type { SttBackend } from './backend.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { GatewayTimeoutError, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
+import type { BackendStatus, Language, Recognition } from '../domain/types.js';
+import { pcmSeconds } from '../domain/transcript.js';
+import { whisperSegments, type RawWhisperSegment } from '../domain/whisper-model.js';
+import { EngineError, type SttBackend } from './backend.js';
+import { lastLine } from './process.js';
+import { WhisperModelError, inspectWhisperModel, type WhisperModelInfo } from './whisper-model.js';
 
 /**
- * The Whisper backend's place: a model was configured (STT_WHISPER_MODEL or MODEL_PATH), but this
- * version of the service has no Whisper runtime yet. It says so (state `failed`, with the reason),
- * so a `vi` request answers 503 naming the problem instead of pretending the model is not there
- * (or, worse, transcribing with an English engine).
+ * Whisper speech recognition with whisper.cpp, through the npm package @fugood/whisper.node
+ * (prebuilt N-API binaries: `@fugood/node-whisper-linux-x64` for the CPU,
+ * `-cuda` for NVIDIA GPUs), on a ggml model file the user mounts (ggml-base.bin ...).
+ *
+ * The model runs in child Node processes, never in the service's own: the binding cannot stop a
+ * transcription under way (its `stop()` only marks it, and whisper.cpp's abort callback is not
+ * wired), and it never settles the promise of a transcription that failed inside whisper.cpp.
+ * A child is killed (SIGKILL) when the client goes, the deadline passes or the service stops, and
+ * a fresh one loads the model behind it; a crash in native code takes a child, not the service.
+ *
+ * Before any child loads it, the file is read through (header, vocabulary, every tensor's size):
+ * a wrong or truncated file is named in the backend's reason, and the vocabulary says which
+ * languages it serves (a *.en model: English only, so Vietnamese is refused, never faked).
  */
-export class UnavailableWhisperBackend implements SttBackend {
-  constructor(private readonly modelPath: string) {}
+
+export interface WhisperOptions {
+  readonly modelPath: string;
+  readonly threads: number;
+  readonly processes: number;
+  readonly gpu: boolean;
+  readonly timeoutMs: number;
+  /** How often a missing model file is looked for again. */
+  readonly pollMs: number;
+  readonly logger: Logger;
+  readonly onChange?: () => void;
+  /** How long one child may take to load the model. */
+  readonly loadTimeoutMs?: number;
+}
+
+const PACKAGE_VERSION = '1.1.3';
+const MAX_FAILURES = 3;
+const DEFAULT_LOAD_TIMEOUT_MS = 300_000;
+/** Languages routing assumes until the file has been read (so `vi` waits with 503, not 422). */
+const UNKNOWN_LANGUAGES: readonly Language[] = ['vi', 'en'];
+
+/** The child's program (CommonJS, run with `node -e`): loads the binding and the model, then serves. */
+const CHILD_SOURCE = String.raw`'use strict';
+const send = (m) => { if (process.connected) process.send(m); };
+process.on('disconnect', () => process.exit(0));
+let binding;
+try {
+  binding = require(process.env.STT_WHISPER_BINDING);
+} catch (e) {
+  send({ type: 'load_failed', stage: 'binding', message: String((e && e.message) || e) });
+  process.exit(4);
+}
+(async () => {
+  let ctx;
+  try {
+    ctx = new binding.WhisperContext({
+      filePath: process.env.STT_WHISPER_MODEL_FILE,
+      useGpu: process.env.STT_WHISPER_USE_GPU === '1',
+      useFlashAttn: false,
+    });
+    if (ctx && typeof ctx.then === 'function') ctx = await ctx;
+  } catch (e) {
+    send({ type: 'load_failed', stage: 'model', message: String((e && e.message) || e) });
+    process.exit(3);
+  }
+  process.on('message', async (m) => {
+    if (!m || m.type !== 'transcribe') return;
+    try {
+      const pcm = m.pcm;
+      const audio = pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength);
+      const { promise } = ctx.transcribeData(audio, { language: m.language, maxThreads: m.threads });
+      const r = await promise;
+      const segments = (r.segments || []).map((s) => ({ text: String(s.text), t0: Number(s.t0), t1: Number(s.t1) }));
+      send({ type: 'result', id: m.id, language: r.language || null, segments });
+    } catch (e) {
+      send({ type: 'failed', id: m.id, message: String((e && e.message) || e) });
+    }
+  });
+  send({ type: 'ready' });
+})();
+`;
+
+type ChildMessage =
+  | { type: 'ready' }
+  | { type: 'load_failed'; stage: 'binding' | 'model'; message: string }
+  | { type: 'result'; id: number; language: string | null; segments: RawWhisperSegment[] }
+  | { type: 'failed'; id: number; message: string };
+
+type Variant = 'cpu' | 'cuda';
+
+/** The platform package's index.node for a variant, or undefined when it is not installed. */
+export function whisperBindingPath(variant: Variant): string | undefined {
+  const name = `@fugood/node-whisper-${process.platform}-${process.arch}${variant === 'cuda' ? '-cuda' : ''}`;
+  try {
+    const path = join(dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), 'index.node');
+    return existsSync(path) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Job {
+  readonly id: number;
+  resolve(value: Extract<ChildMessage, { type: 'result' }>): void;
+  reject(error: Error): void;
+}
+
+class WhisperProcess {
+  readonly child: ChildProcess;
+  /** Settles once the model is loaded (null) or the child failed first (the failure). */
+  readonly loaded: Promise<{ stage: string; message: string } | null>;
+  stderrTail = '';
+  exited = false;
+  exitCode: number | null = null;
+  exitSignal: NodeJS.Signals | null = null;
+  job: Job | undefined;
+
+  constructor(binding: string, modelPath: string, gpu: boolean) {
+    this.child = spawn(process.execPath, ['-e', CHILD_SOURCE], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        ...(process.env['LD_LIBRARY_PATH'] === undefined
+          ? {}
+          : { LD_LIBRARY_PATH: process.env['LD_LIBRARY_PATH'] }),
+        ...(process.env['CUDA_VISIBLE_DEVICES'] === undefined
+          ? {}
+          : { CUDA_VISIBLE_DEVICES: process.env['CUDA_VISIBLE_DEVICES'] }),
+        STT_WHISPER_BINDING: binding,
+        STT_WHISPER_MODEL_FILE: modelPath,
+        STT_WHISPER_USE_GPU: gpu ? '1' : '0',
+      },
+    });
+    // whisper.cpp's own log (model sizes, progress): kept for a failure's log line, never sent out.
+    this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-4000);
+    });
+    let settle: (v: { stage: string; message: string } | null) => void = () => undefined;
+    this.loaded = new Promise((resolve) => (settle = resolve));
+    this.child.on('message', (m: ChildMessage) => {
+      if (m.type === 'ready') settle(null);
+      else if (m.type === 'load_failed') settle({ stage: m.stage, message: m.message });
+      else if (this.job?.id === m.id) {
+        const job = this.job;
+        this.job = undefined;
+        if (m.type === 'result') job.resolve(m);
+        else job.reject(new EngineError('whisper.cpp failed on this audio', m.message));
+      }
+    });
+    this.child.once('error', (error) => {
+      this.exited = true;
+      settle({ stage: 'spawn', message: error.message });
+    });
+    this.child.once('exit', (code, signal) => {
+      this.exited = true;
+      this.exitCode = code;
+      this.exitSignal = signal;
+      settle({ stage: 'exit', message: `exited (${signal ?? `code ${String(code)}`}) while loading` });
+      const job = this.job;
+      this.job = undefined;
+      job?.reject(
+        new EngineError(
+          `whisper.cpp exited (${signal ?? `code ${String(code)}`}) during the transcription`,
+          lastLine(this.stderrTail),
+        ),
+      );
+    });
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+
+  run(
+    id: number,
+    pcm: Buffer,
+    language: Language,
+    threads: number,
+  ): Promise<Extract<ChildMessage, { type: 'result' }>> {
+    return new Promise((resolve, reject) => {
+      this.job = { id, resolve, reject };
+      this.child.send({ type: 'transcribe', id, language, threads, pcm: new Uint8Array(pcm) }, (error) => {
+        if (error !== null && this.job?.id === id) {
+          this.job = undefined;
+          reject(new EngineError('could not hand the audio to whisper.cpp', error.message));
+        }
+      });
+    });
+  }
+}
+
+interface Waiter {
+  resolve(p: WhisperProcess): void;
+  reject(error: Error): void;
+}
+
+export class WhisperBackend implements SttBackend {
+  private state: BackendStatus['state'] = 'starting';
+  private reason: string | null;
+  private info: WhisperModelInfo | undefined;
+  private variant: Variant = 'cpu';
+  private binding: string | undefined;
+  private gpuNote = '';
+  private readonly idle: WhisperProcess[] = [];
+  private readonly all = new Set<WhisperProcess>();
+  private readonly waiters: Waiter[] = [];
+  private failures = 0;
+  private nextId = 1;
+  private closed = false;
+  private starting: Promise<void> | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly options: WhisperOptions) {
+    this.reason = `reading the Whisper model ${options.modelPath}`;
+  }
+
+  /** Read through a method: `close()` may have run during an await. */
+  private isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** whisper.cpp processes with the model loaded, waiting for audio. */
+  get idleProcesses(): number {
+    return this.idle.length;
+  }
 
   status(): BackendStatus {
+    const o = this.options;
+    const info = this.info;
     return {
       id: 'whisper',
-      state: 'failed',
-      // What a multilingual Whisper model transcribes; routing sends these languages here and answers 503.
-      languages: ['vi', 'en'],
-      reason:
-        `a Whisper model is configured (${this.modelPath}) but this version of the stt service has no Whisper ` +
-        'runtime (whisper.cpp) built in yet; English is served by pocketsphinx, Vietnamese is unavailable',
-      engine: 'whisper.cpp (not built in)',
-      model: basename(this.modelPath),
+      state: this.state,
+      languages: info?.languages ?? UNKNOWN_LANGUAGES,
+      reason: this.state === 'ready' ? null : this.reason,
+      engine: `whisper.cpp (@fugood/whisper.node ${PACKAGE_VERSION}, ${this.variant === 'cuda' ? 'CUDA' : 'CPU'}, ${String(o.threads)} threads)${this.gpuNote}`,
+      model:
+        info === undefined
+          ? basename(o.modelPath)
+          : `${basename(o.modelPath)} (whisper ${info.size}, ${info.languages.includes('vi') ? 'multilingual' : 'English-only'})`,
     };
   }
 
-  transcribe(): Promise<Recognition> {
-    return Promise.reject(new ServiceUnavailableError(this.status().reason ?? 'Whisper is not available'));
-  }
-
   start(): void {
-    // Nothing to load.
+    this.starting ??= this.boot();
   }
 
-  settled(): Promise<void> {
-    return Promise.resolve();
+  async settled(): Promise<void> {
+    await this.starting;
   }
 
-  close(): Promise<void> {
-    return Promise.resolve();
+  private async boot(): Promise<void> {
+    const o = this.options;
+    // Wait for the file (a volume still being filled, a model still being fetched).
+    while (!this.closed && !existsSync(o.modelPath)) {
+      this.reason =
+        `waiting for the Whisper model file at ${o.modelPath} (STT_WHISPER_MODEL or MODEL_PATH): mount a whisper.cpp ` +
+        'ggml model there (ggml-base.bin, ggml-small.bin, ggml-large-v3-turbo.bin ...)';
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.pollTimer = setTimeout(resolve, o.pollMs);
+      });
+    }
+    if (this.closed) return;
+    let info: WhisperModelInfo;
+    try {
+      info = await inspectWhisperModel(o.modelPath);
+      this.info = info;
+    } catch (error) {
+      this.fail(
+        error instanceof WhisperModelError ? error.message : `cannot read ${o.modelPath}: ${String(error)}`,
+      );
+      return;
+    }
+    this.variant = 'cpu';
+    this.binding = whisperBindingPath('cpu');
+    if (o.gpu) {
+      const cuda = whisperBindingPath('cuda');
+      if (cuda === undefined)
+        this.gpuNote = '; STT_WHISPER_GPU is set but @fugood/node-whisper-linux-x64-cuda is not installed';
+      else [this.variant, this.binding] = ['cuda', cuda];
+    }
+    if (this.binding === undefined) {
+      this.fail(
+        `the whisper.cpp binary for ${process.platform}-${process.arch} is not installed ` +
+          '(npm install @fugood/whisper.node; its platform package @fugood/node-whisper-<platform>-<arch>)',
+      );
+      return;
+    }
+    this.reason = `loading the Whisper model ${basename(o.modelPath)} into whisper.cpp`;
+    const started = performance.now();
+    let first = this.spawn();
+    let failure = await this.loadOf(first);
+    if (failure !== null && failure.stage === 'binding' && this.variant === 'cuda' && !this.isClosed()) {
+      // The CUDA build needs CUDA 12's libraries (libcudart, libcublas): say so, and run on the CPU.
+      o.logger.warn(
+        { backend: 'whisper', detail: failure.message },
+        'the whisper.cpp CUDA build did not load; using the CPU build',
+      );
+      this.gpuNote =
+        '; STT_WHISPER_GPU is set but the CUDA build did not load (CUDA 12 libraries missing?): running on the CPU';
+      this.variant = 'cpu';
+      this.binding = whisperBindingPath('cpu');
+      if (this.binding !== undefined) {
+        first = this.spawn();
+        failure = await this.loadOf(first);
+      }
+    }
+    if (this.isClosed()) return;
+    if (failure !== null) {
+      this.fail(this.loadFailure(first, failure));
+      return;
+    }
+    this.idle.push(first);
+    this.state = 'ready';
+    this.reason = null;
+    o.logger.info(
+      {
+        backend: 'whisper',
+        model: basename(o.modelPath),
+        size: info.size,
+        languages: info.languages,
+        variant: this.variant,
+        loadSeconds: Math.round((performance.now() - started) / 10) / 100,
+      },
+      'whisper model loaded',
+    );
+    o.onChange?.();
+    this.refill();
+  }
+
+  async transcribe(pcm: Buffer, options: { language: Language; signal: AbortSignal }): Promise<Recognition> {
+    const { signal, language } = options;
+    signal.throwIfAborted();
+    if (this.state !== 'ready') {
+      throw new ServiceUnavailableError(`Whisper is not ready: ${this.reason ?? this.state}`);
+    }
+    const deadline = performance.now() + this.options.timeoutMs;
+    const timeoutError = (): GatewayTimeoutError =>
+      new GatewayTimeoutError(
+        `Speech recognition took longer than ${String(this.options.timeoutMs)} ms (STT_RECOGNIZE_TIMEOUT_MS)`,
+      );
+    const proc = await this.acquire(signal, deadline, timeoutError);
+    const id = this.nextId++;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    let done = false;
+    try {
+      const stop = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(timeoutError()), Math.max(0, deadline - performance.now()));
+        onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      const result = await Promise.race([proc.run(id, pcm, language, this.options.threads), stop]);
+      done = true;
+      return {
+        segments: whisperSegments(result.segments, pcmSeconds(pcm.length)),
+        engineLanguage: result.language,
+      };
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+      if (done && !proc.exited) this.release(proc);
+      else {
+        // Stopped mid-way (client gone, deadline, failure): the only way to stop whisper.cpp is to end
+        // its process. A fresh one loads the model behind it.
+        proc.job = undefined;
+        proc.kill();
+        this.all.delete(proc);
+        this.refill();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.pollTimer !== undefined) clearTimeout(this.pollTimer);
+    this.wake?.();
+    const waits = [...this.all].map(
+      (p) => new Promise<void>((resolve) => (p.exited ? resolve() : p.child.once('close', () => resolve()))),
+    );
+    for (const p of this.all) p.kill();
+    this.idle.length = 0;
+    for (const w of this.waiters.splice(0)) w.reject(new ServiceUnavailableError('the service is stopping'));
+    await Promise.all(waits);
+    this.state = 'failed';
+    this.reason = 'stopped';
+  }
+
+  /** A loaded process for one transcription; waits (abortable, within the deadline) while all are busy. */
+  private acquire(signal: AbortSignal, deadline: number, timeoutError: () => Error): Promise<WhisperProcess> {
+    const p = this.idle.shift();
+    if (p !== undefined) return Promise.resolve(p);
+    return new Promise((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
+      const waiter: Waiter = {
+        resolve: (proc) => {
+          cleanup();
+          resolve(proc);
+        },
+        reject: (error) => {
+          cleanup();
+          reject(error);
+        },
+      };
+      const onAbort = (): void =>
+        waiter.reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      const timer = setTimeout(
+        () => waiter.reject(timeoutError()),
+        Math.max(0, deadline - performance.now()),
+      );
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private release(p: WhisperProcess): void {
+    const w = this.waiters.shift();
+    if (w !== undefined) w.resolve(p);
+    else this.idle.push(p);
+  }
+
+  /** Starts processes until `processes` are loaded or loading. */
+  private refill(): void {
+    if (this.closed || this.state !== 'ready') return;
+    while (this.all.size < this.options.processes) {
+      const p = this.spawn();
+      void this.loadOf(p).then((failure) => {
+        if (this.closed) return;
+        if (failure === null) {
+          this.failures = 0;
+          this.release(p);
+          return;
+        }
+        this.all.delete(p);
+        this.failures += 1;
+        this.options.logger.warn(
+          { backend: 'whisper', stage: failure.stage, detail: lastLine(p.stderrTail) },
+          'a whisper.cpp process failed to load the model',
+        );
+        if (this.failures >= MAX_FAILURES) {
+          this.fail(this.loadFailure(p, failure));
+          return;
+        }
+        const t = setTimeout(() => this.refill(), 500 * this.failures);
+        t.unref();
+      });
+    }
+  }
+
+  private spawn(): WhisperProcess {
+    const p = new WhisperProcess(this.binding ?? '', this.options.modelPath, this.variant === 'cuda');
+    this.all.add(p);
+    p.child.once('close', () => {
+      this.all.delete(p);
+      const i = this.idle.indexOf(p);
+      if (i >= 0) {
+        // A loaded process died waiting (killed from outside, out of memory): replace it.
+        this.idle.splice(i, 1);
+        this.refill();
+      }
+    });
+    return p;
+  }
+
+  private async loadOf(p: WhisperProcess): Promise<{ stage: string; message: string } | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
+    const result = await Promise.race([
+      p.loaded,
+      new Promise<{ stage: string; message: string }>((resolve) => {
+        timer = setTimeout(() => {
+          p.kill();
+          resolve({ stage: 'timeout', message: `did not load the model within ${String(limit)} ms` });
+        }, limit);
+      }),
+    ]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  private loadFailure(p: WhisperProcess, failure: { stage: string; message: string }): string {
+    this.options.logger.error(
+      { backend: 'whisper', stage: failure.stage, message: failure.message, detail: lastLine(p.stderrTail) },
+      'whisper.cpp could not load the model',
+    );
+    if (failure.stage === 'binding') {
+      return `the whisper.cpp binary (${this.variant}) does not load on this machine; the service log has the reason`;
+    }
+    return (
+      `whisper.cpp could not load the Whisper model ${this.options.modelPath} (${failure.message}); ` +
+      'the service log has whisper.cpp\u2019s last message: supply an intact ggml-*.bin model'
+    );
+  }
+
+  private fail(reason: string): void {
+    this.state = 'failed';
+    this.reason = reason;
+    for (const p of this.all) p.kill();
+    this.idle.length = 0;
+    for (const w of this.waiters.splice(0))
+      w.reject(new ServiceUnavailableError(`Whisper is not available: ${reason}`));
+    this.options.logger.error({ backend: 'whisper', reason }, 'whisper is not available');
+    this.options.onChange?.();
   }
 }

@@ -19,6 +19,8 @@ export interface Segment {
 
 export interface Recognition {
   readonly segments: readonly Segment[];
+  /** The language the engine decoded in, as it reports it (Whisper's language token); else absent. */
+  readonly engineLanguage?: string | null;
 }
 
 /** A backend's state, as routing and /health see it. */

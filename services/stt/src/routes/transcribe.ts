@@ -109,8 +109,11 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
       const duration = pcmSeconds(pcm.length);
 
       let segments: readonly Segment[];
+      let engineLanguage: string | null = null;
       try {
-        ({ segments } = await backend.transcribe(pcm, { language: body.language, signal }));
+        const recognition = await backend.transcribe(pcm, { language: body.language, signal });
+        segments = recognition.segments;
+        engineLanguage = recognition.engineLanguage ?? null;
       } catch (error) {
         if (signal.aborted) throw error;
         rt.metrics.engineFailures.inc({ backend: route.backend });
@@ -147,6 +150,7 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
         model: status.model ?? 'unknown',
         duration_seconds: round(duration),
         segments: segments.map((s) => ({ ...s })),
+        engine_language: engineLanguage,
         processing_time_ms: elapsed,
       };
     },

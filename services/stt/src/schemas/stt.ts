@@ -39,6 +39,12 @@ export const TranscriptionSchema = z.object({
   model: z.string().describe('The model it ran'),
   duration_seconds: z.number().describe('Length of the audio, decoded'),
   segments: z.array(SegmentSchema).describe('Utterances (pocketsphinx) or Whisper segments, in order'),
+  engine_language: z
+    .string()
+    .nullable()
+    .describe(
+      'The language the engine reports it decoded in (Whisper: its language token); null for pocketsphinx',
+    ),
   processing_time_ms: z.number().describe('Decoding plus recognition, queue wait excluded'),
 });
 export type Transcription = z.infer<typeof TranscriptionSchema>;
