@@ -347,9 +347,11 @@ function readyMessage(ns: string, name: string): string {
     await eventually('garbage collection', () =>
       kubectl(['get', 'deployments', '-n', ns, '--no-headers']).out.trim() === '' ? true : undefined,
     );
-    expect(kubectlOk(['get', 'pvc', '-n', ns, '-o', 'name']).trim()).toBe(
+    // Every component with a model keeps its volume (the llm's GGUF, code search's embedder and sets).
+    expect(kubectlOk(['get', 'pvc', '-n', ns, '-o', 'name']).trim().split('\n').sort()).toEqual([
+      'persistentvolumeclaim/minimal-cpu-codesearch-models',
       'persistentvolumeclaim/minimal-cpu-llm-models',
-    );
+    ]);
   }, 180_000);
 
   it('elects one leader: a second operator stands by, takes over when the first dies, and converges', async () => {

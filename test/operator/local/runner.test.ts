@@ -28,25 +28,26 @@ afterEach(() => {
 describe('local runner (real processes)', () => {
   it('starts in dependency order, restarts a killed service with backoff, stops everything on SIGINT', async () => {
     const h = await run({
-      dirs: ['stt', 'ocr', 'tts'],
-      // Dependency order is the reverse of catalogue order and tts is slow to listen: a runner
-      // that did not wait for dependencies would start stt and ocr first.
+      dirs: ['stt', 'ocr', 'patient-sim'],
+      // Dependency order is the reverse of catalogue order and patientSim is slow to listen: a
+      // runner that did not wait for dependencies would start stt and ocr first. (Components whose
+      // catalogue row names no model, so nothing is fetched.)
       services: ({ eventsFile }) => ({
         stt: { enabled: true, dependsOn: ['ocr'], env: [eventsEnv(eventsFile)] },
-        ocr: { enabled: true, dependsOn: ['tts'], env: [eventsEnv(eventsFile)] },
-        tts: {
+        ocr: { enabled: true, dependsOn: ['patientSim'], env: [eventsEnv(eventsFile)] },
+        patientSim: {
           enabled: true,
           env: [eventsEnv(eventsFile), { name: 'FIXTURE_LISTEN_DELAY_MS', value: '700' }],
         },
       }),
     });
 
-    const first = await h.waitForTable(allReady(['stt', 'ocr', 'tts']));
-    expect([...first.keys()]).toEqual(['tts', 'ocr', 'stt']);
-    expect(row(first, 'tts').url).toBe(`http://127.0.0.1:${h.basePort + 12}`);
+    const first = await h.waitForTable(allReady(['stt', 'ocr', 'patientSim']));
+    expect([...first.keys()]).toEqual(['patientSim', 'ocr', 'stt']);
+    expect(row(first, 'patientSim').url).toBe(`http://127.0.0.1:${h.basePort + 14}`);
     expect(row(first, 'stt').url).toBe(`http://127.0.0.1:${h.basePort + 10}`);
     expect(h.events().map((e) => `${e.component} ${e.event}`)).toEqual([
-      'tts started',
+      'patient-sim started',
       'ocr started',
       'stt started',
     ]);
@@ -119,7 +120,7 @@ describe('local runner (real processes)', () => {
     expect(stops).toEqual([
       '[stt] stopped (exit code 0)',
       '[ocr] stopped (exit code 0)',
-      '[tts] stopped (exit code 0)',
+      '[patientSim] stopped (exit code 0)',
     ]);
     expect(h.stdout()).toContain('stopped 3 service(s)');
     expect(await waitUntilDead(pids)).toEqual([]);
@@ -186,20 +187,24 @@ describe('local runner (real processes)', () => {
 
   it('kills everything at once on a second Ctrl-C', async () => {
     const h = await run({
-      dirs: ['ocr', 'tts'],
+      dirs: ['ocr', 'patient-sim'],
       services: {
         ocr: { enabled: true, env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }] },
-        tts: { enabled: true, dependsOn: ['ocr'], env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }] },
+        patientSim: {
+          enabled: true,
+          dependsOn: ['ocr'],
+          env: [{ name: 'FIXTURE_IGNORE_SIGTERM', value: '1' }],
+        },
       },
     });
-    const table = await h.waitForTable(allReady(['ocr', 'tts']));
+    const table = await h.waitForTable(allReady(['ocr', 'patientSim']));
     const started = Date.now();
     h.child.kill('SIGINT');
     await h.waitForOutput('SIGINT: stopping');
     h.child.kill('SIGINT');
     expect(await h.exited).toEqual({ code: 130, signal: null });
     expect(Date.now() - started).toBeLessThan(5000); // not the 10 s stop timeout
-    expect(await waitUntilDead([row(table, 'ocr').pid!, row(table, 'tts').pid!])).toEqual([]);
+    expect(await waitUntilDead([row(table, 'ocr').pid!, row(table, 'patientSim').pid!])).toEqual([]);
   });
 
   it('rejects an invalid suite with the failing fields and exit code 2', async () => {
