@@ -3,6 +3,13 @@ import { parsePocketsphinxOutput } from '../../services/stt/src/domain/pocketsph
 import { availableLanguages, routeRequest } from '../../services/stt/src/domain/routing.js';
 import { joinSegments, pcmSeconds } from '../../services/stt/src/domain/transcript.js';
 import type { BackendStatus } from '../../services/stt/src/domain/types.js';
+import {
+  ggmlTensorBytes,
+  whisperLanguages,
+  whisperModelSize,
+  whisperSegments,
+  type WhisperHparams,
+} from '../../services/stt/src/domain/whisper-model.js';
 import { wordErrorRate } from './fixtures.js';
 
 // What pocketsphinx_continuous -time yes printed for two utterances (LibriVox 0880 + 0930).
@@ -120,5 +127,59 @@ describe('word error rate', () => {
     ).toBe(0.25);
     expect(wordErrorRate('a b', '')).toBe(1);
     expect(wordErrorRate('Mr. John', 'mister john')).toBe(0);
+  });
+});
+
+describe('whisper model and output', () => {
+  const base: WhisperHparams = {
+    nVocab: 51865,
+    nAudioCtx: 1500,
+    nAudioState: 512,
+    nAudioHead: 8,
+    nAudioLayer: 6,
+    nTextCtx: 448,
+    nTextState: 512,
+    nTextHead: 8,
+    nTextLayer: 6,
+    nMels: 80,
+    ftype: 1,
+  };
+
+  it('serves Vietnamese only with a multilingual vocabulary', () => {
+    expect(whisperLanguages({ nVocab: 51865 })).toEqual(['vi', 'en']);
+    expect(whisperLanguages({ nVocab: 51866 })).toEqual(['vi', 'en']);
+    expect(whisperLanguages({ nVocab: 51864 })).toEqual(['en']);
+  });
+
+  it('names the model size as whisper.cpp does', () => {
+    expect(whisperModelSize(base)).toBe('base');
+    expect(whisperModelSize({ ...base, nVocab: 51864 })).toBe('base.en');
+    expect(whisperModelSize({ ...base, nAudioLayer: 32, nTextLayer: 32, nVocab: 51866 })).toBe('large-v3');
+    expect(whisperModelSize({ ...base, nAudioLayer: 32, nTextLayer: 4, nVocab: 51866 })).toBe(
+      'large-v3-turbo',
+    );
+  });
+
+  it('sizes f32, f16 and the quantised tensors', () => {
+    expect(ggmlTensorBytes(0, 64)).toBe(256);
+    expect(ggmlTensorBytes(1, 64)).toBe(128);
+    expect(ggmlTensorBytes(8, 64)).toBe(68);
+    expect(ggmlTensorBytes(7, 64)).toBe(48);
+    expect(ggmlTensorBytes(99, 64)).toBeNull();
+  });
+
+  it('keeps segments inside the audio, in seconds, without empty ones', () => {
+    const raw = [
+      { text: ' bệnh nhân', t0: 940, t1: 2400 },
+      { text: '  ', t0: 2400, t1: 2500 },
+      { text: ' sốt', t0: 2500, t1: 28_420 },
+    ];
+    expect(whisperSegments(raw, 3.2)).toEqual([
+      { start: 0.94, end: 2.4, text: 'bệnh nhân', confidence: null },
+      { start: 2.5, end: 3.2, text: 'sốt', confidence: null },
+    ]);
+    expect(whisperSegments([{ text: 'x', t0: 5000, t1: 6000 }], 3)).toEqual([
+      { start: 3, end: 3, text: 'x', confidence: null },
+    ]);
   });
 });

@@ -10,9 +10,15 @@
 //
 // The recordings come from pocketsphinx's PyPI source archive, fetched by the tests into
 // $CLINICALSUITE_HOME/fixtures/stt (run `npx jest test/stt/errors.test.ts` once first).
-// Env: BENCH_REQUESTS (12 per level).
+// 4. Whisper (whisper.cpp): latency and throughput of `vi` requests at concurrency 1 and 2 on the
+//    tiny generated model the tests write (test/stt/tiny-whisper-ggml.ts: Whisper's layout, random
+//    weights). NOT A QUALITY FIGURE, and not the speed of a real model either (4 layers, width 64): it
+//    measures the service's path (decode, child process, whisper.cpp's mel, encoder and decoder loop
+//    with its temperature fallbacks). BENCH_WHISPER_MODEL=/path/ggml-base.bin runs a real model instead.
+//
+// Env: BENCH_REQUESTS (12 per level), BENCH_WHISPER_REQUESTS (4 per level), BENCH_WHISPER_MODEL.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -79,9 +85,9 @@ async function start(env) {
   };
 }
 
-async function post(url, path) {
+async function post(url, path, language = 'en') {
   const form = new FormData();
-  form.append('language', 'en');
+  form.append('language', language);
   form.append('file', new Blob([readFileSync(path)]), 'audio.wav');
   const started = performance.now();
   const res = await fetch(`${url}/transcribe`, { method: 'POST', body: form });
@@ -113,7 +119,7 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-async function level(url, concurrency, path, n) {
+async function level(url, concurrency, path, n, language = 'en') {
   const latencies = [];
   let audio = 0;
   let next = 0;
@@ -122,7 +128,7 @@ async function level(url, concurrency, path, n) {
     Array.from({ length: concurrency }, async () => {
       while (next < n) {
         next++;
-        const { body, ms } = await post(url, path);
+        const { body, ms } = await post(url, path, language);
         latencies.push(ms);
         audio += body.duration_seconds;
       }
@@ -139,6 +145,7 @@ async function level(url, concurrency, path, n) {
 
 const warm = await start({});
 let cold;
+let whisper;
 try {
   console.log(
     `stt ready in ${(warm.readyMs / 1000).toFixed(1)} s (load average ${loadavg()[0].toFixed(2)}, ${REQUESTS} requests per level)`,
@@ -178,7 +185,36 @@ try {
     `warm vs cold at concurrency 1: p50 ${w1.p50.toFixed(0)} vs ${c1.p50.toFixed(0)} ms, ` +
       `cold/warm ratio ${(c1.p50 / w1.p50).toFixed(2)}, saving ${(c1.p50 - w1.p50).toFixed(0)} ms per request`,
   );
+  await cold.stop();
+
+  const tinyDir = join(dir, '..', 'tiny-whisper');
+  const tiny = existsSync(tinyDir)
+    ? readdirSync(tinyDir).find((f) => f.startsWith('ggml-tiny-random-multilingual-') && f.endsWith('.bin'))
+    : undefined;
+  const model = process.env.BENCH_WHISPER_MODEL ?? (tiny === undefined ? undefined : join(tinyDir, tiny));
+  if (model === undefined) {
+    console.log('whisper: skipped (run `npx jest test/stt/whisper.test.ts` once to write the tiny model)');
+  } else {
+    const label =
+      process.env.BENCH_WHISPER_MODEL === undefined
+        ? "tiny RANDOM-WEIGHT model (not a quality figure, not a real model's speed)"
+        : model;
+    const n = Number(process.env.BENCH_WHISPER_REQUESTS ?? '4');
+    whisper = await start({ STT_WHISPER_MODEL: model, STT_POCKETSPHINX: 'false', STT_WHISPER_THREADS: '2' });
+    console.log(
+      `whisper.cpp ready in ${(whisper.readyMs / 1000).toFixed(1)} s; ${label}, vi, 2.99 s recording:`,
+    );
+    await post(whisper.url, sample, 'vi');
+    for (const c of [1, 2]) {
+      const r = await level(whisper.url, c, sample, n, 'vi');
+      console.log(
+        `  concurrency ${c} (STT_WHISPER_PROCESSES 1): p50 ${r.p50.toFixed(0)} ms, p95 ${r.p95.toFixed(0)} ms, ` +
+          `${r.rps.toFixed(2)} req/s, ${r.audioPerSecond.toFixed(2)} audio s/s`,
+      );
+    }
+  }
 } finally {
   await warm.stop().catch(() => undefined);
   await cold?.stop();
+  await whisper?.stop();
 }
