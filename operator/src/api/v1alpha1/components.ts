@@ -142,7 +142,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   stt: {
     title: 'Speech to text',
     description:
-      'Transcribes WAV/MP3/OGG for the agent: pocketsphinx (English) kept warm, a Whisper model when mounted.',
+      'Transcribes WAV/MP3/OGG: pocketsphinx (English) kept warm; whisper.cpp on a mounted ggml Whisper model (vi, en).',
     dir: 'stt',
     port: 8011,
     concurrency: 2,

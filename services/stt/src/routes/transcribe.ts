@@ -37,6 +37,7 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
       'Whisper model (422 naming it otherwise). 413: file or audio too long; 415: not audio or not an accepted format.',
     tags: ['speech'],
     body: transcribeFormSchema(c.STT_DEFAULT_LANGUAGE),
+    bodyContentType: 'multipart/form-data',
     bodyParser: multipart({ files: [{ name: 'file', maxCount: 1 }], maxFileBytes: c.STT_MAX_AUDIO_BYTES }),
     response: TranscriptionSchema,
     responses: {
