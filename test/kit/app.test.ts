@@ -242,6 +242,51 @@ describe('metrics, docs, GPU status and logs', () => {
   });
 });
 
+describe('request log levels', () => {
+  let srv: TestServer | undefined;
+  afterEach(async () => srv?.close());
+
+  it('logs probes and scrapes at debug, a 503 at warn, a failure at error, each with its route', async () => {
+    const readiness = ready();
+    srv = await startTestServer({
+      readiness,
+      routes: [
+        defineRoute({
+          method: 'get',
+          path: '/items/:id',
+          summary: 'item',
+          handler: ({ req }) => ({ id: req.params['id'] }),
+        }),
+        defineRoute({ method: 'post', path: '/work', summary: 'gated', handler: () => ({ ok: true }) }),
+        defineRoute({
+          method: 'get',
+          path: '/broken',
+          summary: 'fails',
+          handler: () => {
+            throw new Error('engine exploded');
+          },
+        }),
+      ],
+    });
+    const completion = (url: string): Record<string, unknown> | undefined =>
+      srv?.logs.find((l) => (l.req as { url?: string } | undefined)?.url === url && 'res' in l);
+    await fetch(`${srv.url}/livez`);
+    await fetch(`${srv.url}/metrics`);
+    await fetch(`${srv.url}/items/7`);
+    await fetch(`${srv.url}/broken`);
+    readiness.setNotReady('loading the model');
+    expect((await fetch(`${srv.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${srv.url}/work`, { method: 'POST' })).status).toBe(503);
+    await waitFor(() => completion('/work') !== undefined && completion('/broken') !== undefined);
+    expect(completion('/livez')).toMatchObject({ level: 'debug', route: '/livez' });
+    expect(completion('/metrics')).toMatchObject({ level: 'debug', route: '/metrics' });
+    expect(completion('/readyz')).toMatchObject({ level: 'debug', route: '/readyz' });
+    expect(completion('/items/7')).toMatchObject({ level: 'info', route: '/items/:id' });
+    expect(completion('/broken')).toMatchObject({ level: 'error', route: '/broken' });
+    expect(completion('/work')).toMatchObject({ level: 'warn', route: '/work' });
+  });
+});
+
 describe('graceful shutdown', () => {
   let srv: TestServer | undefined;
   afterEach(async () => srv?.close());

@@ -76,6 +76,9 @@ export interface KitApp {
   readonly live: ReadonlySet<RequestContext>;
 }
 
+/** Kubernetes probes and Prometheus scrapes: logged at debug. */
+const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health', '/metrics']);
+
 export function buildApp(options: AppOptions): KitApp {
   const { config, service } = options;
   const logger = options.logger ?? createLogger({ service, level: config.LOG_LEVEL });
@@ -129,12 +132,27 @@ export function buildApp(options: AppOptions): KitApp {
       genReqId: (req) => requestContext(req as express.Request).requestId,
       quietReqLogger: true,
       customAttributeKeys: { reqId: 'reqId' },
-      customLogLevel: (_req, res, err) => (err !== undefined || res.statusCode >= 500 ? 'error' : 'info'),
+      // Probes and scrapes arrive every few seconds: debug, so they do not bury the requests
+      // (readiness changes are logged where they happen). A 503 while not ready is not an error.
+      customLogLevel: (req, res, err) => {
+        if (PROBE_PATHS.has(requestContext(req as express.Request).route ?? '')) return 'debug';
+        if (err !== undefined || res.statusCode >= 500) return res.statusCode === 503 ? 'warn' : 'error';
+        return 'info';
+      },
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: loggableUrl(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-      customProps: (req) => ({ route: requestContext(req as express.Request).route ?? 'unmatched' }),
+      // The route template is known once the request has been routed: added to the completion line
+      // (customProps would bind 'unmatched' at the start and repeat the key).
+      customSuccessObject: (req, _res, value: Record<string, unknown>) => ({
+        ...value,
+        route: requestContext(req as express.Request).route ?? 'unmatched',
+      }),
+      customErrorObject: (req, _res, _err, value: Record<string, unknown>) => ({
+        ...value,
+        route: requestContext(req as express.Request).route ?? 'unmatched',
+      }),
     }),
   );
 
