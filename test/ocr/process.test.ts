@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { GatewayTimeoutError, ServiceUnavailableError } from '@clinicalsuite/kit';
-import { ProcessFailedError, ProcessRunner } from '../../services/ocr/src/adapters/process.js';
+import { ProcessFailedError, ocrProcessRunner } from '../../services/ocr/src/adapters/process.js';
 
-// The engines' process runner on real processes: input on stdin, kill on deadline, abort and shutdown.
+// The kit's process runner as OCR uses it, on real processes: its failures are OCR's HTTP errors
+// (500 with stderr kept for the log, 504 on the deadline, the abort's reason, 503 when missing).
 
 const alive = (pid: number | undefined): boolean => {
   try {
@@ -20,9 +21,9 @@ const sleeping = (): number[] =>
     .filter((l) => l.includes('sleep 30'))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 
-describe('ProcessRunner', () => {
+describe('ocrProcessRunner', () => {
   it('feeds stdin and returns stdout; a failure keeps stderr for the log, not the message', async () => {
-    const runner = new ProcessRunner();
+    const runner = ocrProcessRunner();
     const out = await runner.output('wc', ['-c'], { input: Buffer.from('hồ sơ'), timeoutMs: 5000 });
     expect(out.toString().trim()).toBe(String(Buffer.byteLength('hồ sơ')));
     const failure: unknown = await runner
@@ -37,9 +38,11 @@ describe('ProcessRunner', () => {
   });
 
   it('kills the process on its deadline (504), on abort and on killAll, at once', async () => {
-    const runner = new ProcessRunner();
+    const runner = ocrProcessRunner();
     const t0 = performance.now();
-    await expect(runner.run('sleep', ['30'], { timeoutMs: 200 })).rejects.toBeInstanceOf(GatewayTimeoutError);
+    await expect(runner.run('sleep', ['30'], { timeoutMs: 200 })).rejects.toThrow(
+      new GatewayTimeoutError('The OCR engine took longer than 200 ms on one page and was stopped'),
+    );
     expect(performance.now() - t0).toBeLessThan(2000);
     expect(sleeping()).toEqual([]);
 

@@ -44,3 +44,14 @@ export {
   type MultipartOptions,
   type UploadedFile,
 } from './http/multipart.js';
+export {
+  DEFAULT_MAX_OUTPUT_BYTES,
+  ProcessError,
+  ProcessRunner,
+  runProcess,
+  STDERR_TAIL_CHARS,
+  type ProcessFailureKind,
+  type ProcessRunnerOptions,
+  type RunOptions,
+  type RunResult,
+} from './process.js';

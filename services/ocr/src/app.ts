@@ -3,7 +3,7 @@ import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { EngineHost } from './adapters/engine-host.js';
 import type { Stage } from './adapters/ocr-engine.js';
-import { ProcessRunner } from './adapters/process.js';
+import { ocrProcessRunner } from './adapters/process.js';
 import type { OcrConfig } from './config.js';
 import { createOcrMetrics, type OcrMetrics } from './metrics.js';
 import { ocrHealthRoute, rootRoute, statusRoute } from './routes/info.js';
@@ -42,7 +42,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const runner = new ProcessRunner();
+  const runner = ocrProcessRunner();
   // The metrics exist once the app is built; the engine's stage timings reach them through this.
   let metrics: OcrMetrics | undefined;
   const observe = (stage: Stage, seconds: number): void => metrics?.stage.observe({ stage }, seconds);

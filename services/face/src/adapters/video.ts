@@ -1,11 +1,18 @@
 import { spawn } from 'node:child_process';
-import { BadRequestError, ServiceUnavailableError } from '@clinicalsuite/kit';
+import {
+  BadRequestError,
+  GatewayTimeoutError,
+  ProcessError,
+  runProcess,
+  ServiceUnavailableError,
+} from '@clinicalsuite/kit';
 import type { RgbImage } from '../domain/align.js';
 
 /**
  * Video through ffmpeg: ffprobe checks the container and reads duration, size and rotation;
  * ffmpeg decodes at the requested frame rate, scaled to at most `maxWidth`, to raw RGB on a pipe
- * that is read frame by frame (never the whole video in memory). Abort kills ffmpeg.
+ * that is read frame by frame (never the whole video in memory), so it streams instead of running
+ * through the kit's ProcessRunner (which collects stdout). Abort kills both.
  */
 
 export interface VideoInfo {
@@ -18,23 +25,44 @@ export interface VideoInfo {
 
 const ACCEPTED = ['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2', 'avi'];
 
-export async function probeVideo(ffprobe: string, path: string, name: string): Promise<VideoInfo> {
-  const { code, stdout, stderr, missing } = await run(ffprobe, [
-    '-v',
-    'error',
-    '-print_format',
-    'json',
-    '-show_format',
-    '-show_streams',
-    '-select_streams',
-    'v:0',
-    path,
-  ]);
-  if (missing) throw videoUnavailable(ffprobe);
-  if (code !== 0)
-    throw new BadRequestError(`${name} is not a readable video: ${lastLine(stderr)}`, {
-      code: 'invalid_video',
-    });
+export interface ProbeOptions {
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+export async function probeVideo(
+  ffprobe: string,
+  path: string,
+  name: string,
+  options: ProbeOptions,
+): Promise<VideoInfo> {
+  let stdout: string;
+  try {
+    const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams'];
+    args.push('-select_streams', 'v:0', path);
+    stdout = (
+      await runProcess(ffprobe, args, {
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        maxOutputBytes: 1 << 20,
+      })
+    ).toString('utf8');
+  } catch (error) {
+    if (!(error instanceof ProcessError)) throw error;
+    switch (error.kind) {
+      case 'not_found':
+        throw videoUnavailable(ffprobe);
+      case 'aborted':
+        throw (error.cause as Error | undefined) ?? error; // the request's own reason (deadline, client gone)
+      case 'timeout':
+        throw new GatewayTimeoutError(`${name} could not be read in ${String(options.timeoutMs)} ms`);
+      case 'exit':
+      case 'output_too_large':
+        throw new BadRequestError(`${name} is not a readable video: ${lastLine(error.stderr)}`, {
+          code: 'invalid_video',
+        });
+    }
+  }
   const parsed = JSON.parse(stdout) as {
     format?: { format_name?: string; duration?: string };
     streams?: {
@@ -149,21 +177,4 @@ function even(n: number): number {
 
 function lastLine(text: string): string {
   return text.trim().split('\n').pop()?.slice(0, 300) ?? 'no detail';
-}
-
-function run(
-  command: string,
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      resolve({ code: null, stdout, stderr: error.message, missing: error.code === 'ENOENT' });
-    });
-    child.once('close', (code) => resolve({ code, stdout, stderr, missing: false }));
-  });
 }

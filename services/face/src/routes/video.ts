@@ -63,7 +63,10 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
       if (file?.path === undefined) throw new Error('the video upload was not written to disk');
       const models = rt.host.require();
       const started = performance.now();
-      const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname);
+      const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname, {
+        timeoutMs: c.REQUEST_TIMEOUT_MS,
+        signal,
+      });
       if (info.durationSeconds > c.MAX_VIDEO_SECONDS) {
         throw new BadRequestError(
           `${file.originalname} lasts ${info.durationSeconds.toFixed(1)} s; at most ${String(c.MAX_VIDEO_SECONDS)} s are accepted`,

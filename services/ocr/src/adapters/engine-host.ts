@@ -1,8 +1,7 @@
-import { ServiceUnavailableError, type Logger, type Readiness } from '@clinicalsuite/kit';
+import { ServiceUnavailableError, type Logger, type ProcessRunner, type Readiness } from '@clinicalsuite/kit';
 import sharp from 'sharp';
 import { requiredTraineddata, type Language } from '../domain/language.js';
 import { OcrEngine, type Stage } from './ocr-engine.js';
-import type { ProcessRunner } from './process.js';
 import { Tesseract, type TesseractOptions } from './tesseract.js';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BadRequestError, ServiceUnavailableError } from '@clinicalsuite/kit';
-import { ProcessFailedError, type ProcessRunner } from './process.js';
+import { BadRequestError, ServiceUnavailableError, type ProcessRunner } from '@clinicalsuite/kit';
+import { ProcessFailedError } from './process.js';
 
 /**
  * PDF pages through poppler-utils: pdfinfo for the page count and sizes, pdftoppm to render one

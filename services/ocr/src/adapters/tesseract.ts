@@ -1,6 +1,5 @@
-import { ServiceUnavailableError } from '@clinicalsuite/kit';
+import { ServiceUnavailableError, type ProcessRunner } from '@clinicalsuite/kit';
 import { parseOsd, type Orientation } from '../domain/osd.js';
-import type { ProcessRunner } from './process.js';
 
 /**
  * Debian's tesseract 5 command line as the engine: one process per page (the traineddata stays in

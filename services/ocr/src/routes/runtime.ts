@@ -1,7 +1,6 @@
-import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
+import type { ConcurrencyGate, ProcessRunner, Readiness } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { EngineHost } from '../adapters/engine-host.js';
-import type { ProcessRunner } from '../adapters/process.js';
 import type { OcrConfig } from '../config.js';
 import type { OcrMetrics } from '../metrics.js';
 

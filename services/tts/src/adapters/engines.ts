@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger, Readiness } from '@clinicalsuite/kit';
+import { ProcessError, type Logger, type Readiness } from '@clinicalsuite/kit';
 import type { Language } from '../domain/language.js';
 import { Espeak, type EspeakProbe } from './espeak.js';
 import { probeMp3 } from './mp3.js';
 import type { PiperOnnxVoice } from './piper.js';
-import { ProcessError } from './process.js';
 import { loadVoices, type VoiceSources } from './voices.js';
 
 /**

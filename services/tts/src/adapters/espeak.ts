@@ -1,5 +1,5 @@
+import { ProcessError, runProcess } from '@clinicalsuite/kit';
 import { pcmFromWav, type PcmAudio } from '../domain/wav.js';
-import { ProcessError, runProcess } from './process.js';
 
 /**
  * espeak-ng (the Debian package) as a child process per request: the text on stdin, read as

@@ -1,4 +1,4 @@
-import { ProcessError, runProcess } from './process.js';
+import { ProcessError, runProcess } from '@clinicalsuite/kit';
 
 /**
  * ffmpeg with libmp3lame: WAV in on stdin, MP3 out on stdout, the same sample rate, mono, a

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import {
   GatewayTimeoutError,
   InternalError,
+  ProcessError,
   ServiceUnavailableError,
   ValidationError,
   type ConcurrencyGate,
@@ -12,7 +13,6 @@ import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { TtsEngines } from '../adapters/engines.js';
 import { encodeMp3 } from '../adapters/mp3.js';
 import { PiperVoiceError } from '../adapters/piper.js';
-import { ProcessError } from '../adapters/process.js';
 import type { TtsConfig } from '../config.js';
 import type { Language } from '../domain/language.js';
 import { espeakWordsPerMinute } from '../domain/speed.js';
@@ -181,7 +181,7 @@ function engineError(
     log.warn({ engine, kind: error.kind, stderr: error.stderr }, error.message);
     if (error.kind === 'timeout') {
       return new GatewayTimeoutError(
-        `${error.binary} took longer than ${String(rt.config.TTS_PROCESS_TIMEOUT_MS)} ms (TTS_PROCESS_TIMEOUT_MS)`,
+        `${error.command} took longer than ${String(rt.config.TTS_PROCESS_TIMEOUT_MS)} ms (TTS_PROCESS_TIMEOUT_MS)`,
       );
     }
     if (error.kind === 'not_found') return new ServiceUnavailableError(error.message, 30);

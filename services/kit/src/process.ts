@@ -1,0 +1,253 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+
+/**
+ * Runs an engine's command line (tesseract, espeak-ng, ffmpeg, pocketsphinx …) the one way every
+ * service does it:
+ *
+ * - the input goes to stdin (Buffer or UTF-8 string): clinical data never goes in argv, which every
+ *   user of the machine can read;
+ * - stdout is collected up to `maxOutputBytes`; past it the process is killed;
+ * - stderr is kept (its tail) for the service's own logs, never for clients;
+ * - SIGKILL on the deadline, on abort and on output overflow, to the process or (`processGroup`)
+ *   to its whole process group, so a shell pipeline leaves nothing behind;
+ * - every child is registered with its runner until it exits, so `killAll()` at shutdown stops them.
+ *
+ * Failures are a `ProcessError` with a `kind`; each service maps the kinds onto its own HTTP errors
+ * (the kit's catalogue) with its own wording.
+ */
+
+export type ProcessFailureKind = 'not_found' | 'exit' | 'timeout' | 'aborted' | 'output_too_large';
+
+export class ProcessError extends Error {
+  constructor(
+    readonly kind: ProcessFailureKind,
+    /** The command as given (a name on PATH or a path). */
+    readonly command: string,
+    message: string,
+    /** The end of what it wrote to stderr: for logs, never for clients. */
+    readonly stderr = '',
+    /** Its exit status (`exit`), null when a signal ended it. */
+    readonly exitCode: number | null = null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ProcessError';
+  }
+}
+
+export interface RunOptions {
+  /** Written to stdin, which is then closed (empty when absent). */
+  readonly input?: Buffer | string;
+  readonly timeoutMs: number;
+  /** Aborting kills the process (`aborted`, with the signal's reason as `cause`). */
+  readonly signal?: AbortSignal;
+  /** Largest stdout kept; past it the process is killed (`output_too_large`). Default 64 MiB. */
+  readonly maxOutputBytes?: number;
+  /** Added to the service's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Start it as the leader of its own process group and kill the whole group. */
+  readonly processGroup?: boolean;
+}
+
+export interface RunResult {
+  /** Exit status; null when a signal ended it (killAll). */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: Buffer;
+  /** The last `STDERR_TAIL_CHARS` characters of stderr, for logs. */
+  readonly stderr: string;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const STDERR_TAIL_CHARS = 4000;
+
+export interface ProcessRunnerOptions {
+  /**
+   * What a failure becomes: the service's own HTTP error (the kit's catalogue) with its wording.
+   * Default: the ProcessError itself.
+   */
+  readonly mapError?: (error: ProcessError, options: RunOptions) => unknown;
+}
+
+export class ProcessRunner {
+  private readonly children = new Set<() => void>();
+
+  constructor(private readonly options: ProcessRunnerOptions = {}) {}
+
+  /** Processes running now. */
+  get running(): number {
+    return this.children.size;
+  }
+
+  /**
+   * Runs to the end and returns its exit status, stdout and stderr tail, whatever the status.
+   * Rejects with a ProcessError: `not_found` (or `exit` when it could not be started for another
+   * reason), `timeout`, `aborted`, `output_too_large`.
+   */
+  async run(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+    try {
+      return await this.spawn(command, args, options);
+    } catch (error) {
+      throw this.mapped(error, options);
+    }
+  }
+
+  /** Runs and returns stdout; an exit status other than 0 is a ProcessError of kind `exit`. */
+  async output(command: string, args: readonly string[], options: RunOptions): Promise<Buffer> {
+    const result = await this.run(command, args, options);
+    if (result.code !== 0) {
+      const how =
+        result.code === null
+          ? `was killed by ${String(result.signal)}`
+          : `exited with status ${String(result.code)}`;
+      throw this.mapped(
+        new ProcessError('exit', command, `${command} ${how}`, result.stderr, result.code),
+        options,
+      );
+    }
+    return result.stdout;
+  }
+
+  /** Kills every process still running (shutdown); their `run` resolves with the signal. */
+  killAll(): void {
+    for (const kill of this.children) kill();
+  }
+
+  private mapped(error: unknown, options: RunOptions): unknown {
+    const { mapError } = this.options;
+    return error instanceof ProcessError && mapError !== undefined ? mapError(error, options) : error;
+  }
+
+  private spawn(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+      if (options.signal?.aborted) {
+        reject(
+          new ProcessError(
+            'aborted',
+            command,
+            `${command} was not started: the request was aborted`,
+            '',
+            null,
+            {
+              cause: options.signal.reason,
+            },
+          ),
+        );
+        return;
+      }
+      const group = options.processGroup === true;
+      const child: ChildProcessWithoutNullStreams = spawn(command, args, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: group,
+        ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
+      });
+      const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let stderr = '';
+      let failure: ProcessError | undefined;
+      let killed = false;
+      const kill = (): void => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        killed = true;
+        try {
+          if (group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          else child.kill('SIGKILL');
+        } catch {
+          child.kill('SIGKILL'); // the group is gone already: the leader alone
+        }
+      };
+      const fail = (error: ProcessError): void => {
+        failure ??= error;
+        kill();
+      };
+      this.children.add(kill);
+      const timer = setTimeout(() => {
+        fail(
+          new ProcessError('timeout', command, `${command} took longer than ${String(options.timeoutMs)} ms`),
+        );
+      }, options.timeoutMs);
+      const onAbort = (): void => {
+        fail(
+          new ProcessError('aborted', command, `${command} was stopped: the request was aborted`, '', null, {
+            cause: options.signal?.reason,
+          }),
+        );
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.children.delete(kill);
+      };
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (failure !== undefined) return;
+        size += chunk.length;
+        if (size > maxOutput) {
+          fail(
+            new ProcessError(
+              'output_too_large',
+              command,
+              `${command} wrote more than ${String(maxOutput)} bytes`,
+            ),
+          );
+          return;
+        }
+        chunks.push(chunk);
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      });
+      // EPIPE when the child exits before reading all its input: its exit status tells what happened.
+      child.stdin.on('error', () => undefined);
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        done();
+        reject(
+          error.code === 'ENOENT'
+            ? new ProcessError(
+                'not_found',
+                command,
+                `${command} is not installed (not found on PATH)`,
+                '',
+                null,
+                {
+                  cause: error,
+                },
+              )
+            : new ProcessError(
+                'exit',
+                command,
+                `${command} could not be started: ${error.message}`,
+                '',
+                null,
+                {
+                  cause: error,
+                },
+              ),
+        );
+      });
+      // A killed child whose own children still hold its pipes (no processGroup) would never
+      // 'close': once it is gone, its output is dropped.
+      child.once('exit', () => {
+        if (!killed) return;
+        child.stdout.destroy();
+        child.stderr.destroy();
+      });
+      child.once('close', (code, signal) => {
+        done();
+        if (failure !== undefined) {
+          const { kind, message, cause } = failure;
+          reject(new ProcessError(kind, command, message, stderr, code, { cause }));
+          return;
+        }
+        resolve({ code, signal, stdout: Buffer.concat(chunks), stderr });
+      });
+      child.stdin.end(options.input ?? '');
+    });
+  }
+}
+
+/** `output()` on a runner of its own: for a call nothing needs to kill at shutdown. */
+export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<Buffer> {
+  return new ProcessRunner().output(command, args, options);
+}

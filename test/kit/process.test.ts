@@ -1,0 +1,192 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { ProcessError, ProcessRunner, runProcess } from '@clinicalsuite/kit';
+
+// The engines' process runner on real processes: input on stdin, bounded stdout, stderr for logs,
+// SIGKILL on deadline, abort, overflow and shutdown (to the process group when asked).
+
+const alive = (pid: number | undefined): boolean => {
+  try {
+    execFileSync('kill', ['-0', String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Processes of this test process whose command line contains `marker` (children and below). */
+const running = (marker: string): number[] =>
+  execFileSync('ps', ['-e', '-o', 'pid=,args='])
+    .toString()
+    .split('\n')
+    .filter((l) => l.includes(marker) && !l.includes('ps -e'))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+const failureOf = (p: Promise<unknown>): Promise<ProcessError> =>
+  p.then(
+    () => {
+      throw new Error('expected a ProcessError');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(ProcessError);
+      return error as ProcessError;
+    },
+  );
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('ProcessRunner', () => {
+  it('feeds stdin (Buffer or string) and returns stdout; env is added to the environment', async () => {
+    const runner = new ProcessRunner();
+    const out = await runner.output('wc', ['-c'], { input: Buffer.from('hồ sơ'), timeoutMs: 5000 });
+    expect(out.toString().trim()).toBe(String(Buffer.byteLength('hồ sơ')));
+    expect((await runner.output('cat', [], { input: 'bệnh nhân', timeoutMs: 5000 })).toString()).toBe(
+      'bệnh nhân',
+    );
+    const env = await runner.output('sh', ['-c', 'printf %s "$KIT_TEST_VAR:$PATH"'], {
+      timeoutMs: 5000,
+      env: { KIT_TEST_VAR: 'set' },
+    });
+    expect(env.toString()).toBe(`set:${String(process.env['PATH'])}`);
+    // No input: stdin is closed at once (cat ends).
+    expect((await runner.output('cat', [], { timeoutMs: 5000 })).length).toBe(0);
+  });
+
+  it('run() resolves with any exit status; output() makes a non-zero one an `exit` error with stderr kept', async () => {
+    const runner = new ProcessRunner();
+    const script = 'echo out; echo secret-detail >&2; exit 3';
+    const result = await runner.run('sh', ['-c', script], { timeoutMs: 5000 });
+    expect([result.code, result.signal, result.stdout.toString()]).toEqual([3, null, 'out\n']);
+    expect(result.stderr).toContain('secret-detail');
+    const failure = await failureOf(runner.output('sh', ['-c', script], { timeoutMs: 5000 }));
+    expect([failure.kind, failure.command, failure.exitCode]).toEqual(['exit', 'sh', 3]);
+    expect(failure.message).toBe('sh exited with status 3');
+    expect(failure.message).not.toContain('secret-detail');
+    expect(failure.stderr).toContain('secret-detail');
+  });
+
+  it('keeps only the tail of a long stderr', async () => {
+    const result = await new ProcessRunner().run(
+      'sh',
+      ['-c', 'i=0; while [ $i -lt 2000 ]; do echo "line $i" >&2; i=$((i+1)); done; echo last-line >&2'],
+      { timeoutMs: 10_000 },
+    );
+    expect(result.stderr.length).toBeLessThanOrEqual(4000);
+    expect(result.stderr.trim().endsWith('last-line')).toBe(true);
+    expect(result.stderr).not.toContain('line 0\n');
+  });
+
+  it('a missing command is `not_found`', async () => {
+    const failure = await failureOf(new ProcessRunner().run('/nonexistent/engine', [], { timeoutMs: 1000 }));
+    expect(failure.kind).toBe('not_found');
+    expect(failure.message).toBe('/nonexistent/engine is not installed (not found on PATH)');
+  });
+
+  it('kills the process on its deadline (`timeout`), at once', async () => {
+    const runner = new ProcessRunner();
+    const t0 = performance.now();
+    const failure = await failureOf(runner.run('sleep', ['31'], { timeoutMs: 200 }));
+    expect(failure.kind).toBe('timeout');
+    expect(failure.message).toBe('sleep took longer than 200 ms');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(running('sleep 31')).toEqual([]);
+    expect(runner.running).toBe(0);
+  });
+
+  it('kills the process on abort (`aborted`, the reason as cause) and refuses to start when already aborted', async () => {
+    const runner = new ProcessRunner();
+    const controller = new AbortController();
+    const pending = failureOf(runner.run('sleep', ['32'], { timeoutMs: 60_000, signal: controller.signal }));
+    await sleep(100);
+    const [pid] = running('sleep 32');
+    expect(alive(pid)).toBe(true);
+    expect(runner.running).toBe(1);
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    const failure = await pending;
+    expect(failure.kind).toBe('aborted');
+    expect(failure.cause).toBe(reason);
+    expect(alive(pid)).toBe(false);
+    expect(runner.running).toBe(0);
+
+    const early = await failureOf(
+      runner.run('sleep', ['33'], { timeoutMs: 1000, signal: controller.signal }),
+    );
+    expect([early.kind, early.cause]).toEqual(['aborted', reason]);
+    expect(early.message).toBe('sleep was not started: the request was aborted');
+    expect(running('sleep 33')).toEqual([]);
+  });
+
+  it('kills a process that writes more than maxOutputBytes (`output_too_large`)', async () => {
+    const failure = await failureOf(
+      new ProcessRunner().run('yes', ['kit-overflow-test'], { timeoutMs: 10_000, maxOutputBytes: 100_000 }),
+    );
+    expect(failure.kind).toBe('output_too_large');
+    expect(failure.message).toBe('yes wrote more than 100000 bytes');
+    await sleep(50);
+    expect(running('yes kit-overflow-test')).toEqual([]);
+  });
+
+  it('killAll stops every child still running: run() resolves with the signal, output() fails `exit`', async () => {
+    const runner = new ProcessRunner();
+    const left = runner.run('sleep', ['34'], { timeoutMs: 60_000 });
+    const other = failureOf(runner.output('sleep', ['34'], { timeoutMs: 60_000 }));
+    await sleep(100);
+    expect(runner.running).toBe(2);
+    runner.killAll();
+    const result = await left;
+    expect([result.code, result.signal]).toEqual([null, 'SIGKILL']);
+    const failure = await other;
+    expect([failure.kind, failure.message]).toEqual(['exit', 'sleep was killed by SIGKILL']);
+    expect(running('sleep 34')).toEqual([]);
+    expect(runner.running).toBe(0);
+  });
+
+  it('with processGroup, a timeout kills the whole pipeline (grandchildren included)', async () => {
+    // Without the group, the shell dies and its `sleep` lives on, holding stdout open.
+    const t0 = performance.now();
+    const failure = await failureOf(
+      new ProcessRunner().run('sh', ['-c', 'sleep 35 | cat; echo never'], {
+        timeoutMs: 300,
+        processGroup: true,
+      }),
+    );
+    expect(failure.kind).toBe('timeout');
+    expect(performance.now() - t0).toBeLessThan(3000);
+    await sleep(50);
+    expect(running('sleep 35')).toEqual([]);
+  });
+
+  it('without processGroup, a killed shell whose child still holds its pipes does not hang the caller', async () => {
+    const t0 = performance.now();
+    const failure = await failureOf(
+      new ProcessRunner().run('sh', ['-c', 'sleep 36 | cat; echo never'], { timeoutMs: 300 }),
+    );
+    expect(failure.kind).toBe('timeout');
+    expect(performance.now() - t0).toBeLessThan(3000);
+    // The orphaned `sleep` is what processGroup is for.
+    for (const pid of running('sleep 36')) process.kill(pid, 'SIGKILL');
+  });
+
+  it("mapError turns each failure into the service's own error, with the run's options", async () => {
+    const seen: string[] = [];
+    const runner = new ProcessRunner({
+      mapError: (error, options) => {
+        seen.push(error.kind);
+        return new Error(`mapped ${error.kind} after ${String(options.timeoutMs)} ms`);
+      },
+    });
+    await expect(runner.output('false', [], { timeoutMs: 5000 })).rejects.toThrow(
+      'mapped exit after 5000 ms',
+    );
+    await expect(runner.run('sleep', ['37'], { timeoutMs: 100 })).rejects.toThrow(
+      'mapped timeout after 100 ms',
+    );
+    await expect(runner.run('/nonexistent/engine', [], { timeoutMs: 100 })).rejects.toThrow(
+      'mapped not_found',
+    );
+    expect(seen).toEqual(['exit', 'timeout', 'not_found']);
+  });
+
+  it('runProcess is output() on a runner of its own', async () => {
+    expect((await runProcess('cat', [], { input: 'x', timeoutMs: 5000 })).toString()).toBe('x');
+    expect((await failureOf(runProcess('false', [], { timeoutMs: 5000 }))).kind).toBe('exit');
+  });
+});
