@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
-import { ProcessError, ProcessRunner, runProcess } from '@clinicalsuite/kit';
+import { execFileSync, spawn } from 'node:child_process';
+import { lastLine, ProcessError, ProcessRunner, runProcess } from '@clinicalsuite/kit';
 
 // The engines' process runner on real processes: input on stdin, bounded stdout, stderr for logs,
 // SIGKILL on deadline, abort, overflow and shutdown (to the process group when asked).
@@ -183,6 +183,27 @@ describe('ProcessRunner', () => {
       'mapped not_found',
     );
     expect(seen).toEqual(['exit', 'timeout', 'not_found']);
+  });
+
+  it('supervises a child started ahead (a warm process): input, output, and its group killed on timeout', async () => {
+    const runner = new ProcessRunner();
+    const warm = spawn('sh', ['-c', 'read line; echo "got $line"'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const result = await runner.supervise(warm, 'warm-sh', { input: 'ready\n', timeoutMs: 5000 });
+    expect([result.code, result.stdout.toString()]).toEqual([0, 'got ready\n']);
+
+    const stuck = spawn('sh', ['-c', 'sleep 38 | cat'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const failure = await failureOf(
+      runner.supervise(stuck, 'stuck-sh', { timeoutMs: 200, processGroup: true }),
+    );
+    expect([failure.kind, failure.message]).toEqual(['timeout', 'stuck-sh took longer than 200 ms']);
+    await sleep(50);
+    expect(running('sleep 38')).toEqual([]);
+  });
+
+  it('lastLine is the last non-empty line of a stderr tail, cut to 300 characters', () => {
+    expect(lastLine('first\nsecond failure\n\n  \n')).toBe('second failure');
+    expect(lastLine('')).toBe('');
+    expect(lastLine('x'.repeat(400))).toHaveLength(300);
   });
 
   it('runProcess is output() on a runner of its own', async () => {

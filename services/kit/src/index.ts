@@ -46,6 +46,7 @@ export {
 } from './http/multipart.js';
 export {
   DEFAULT_MAX_OUTPUT_BYTES,
+  lastLine,
   ProcessError,
   ProcessRunner,
   runProcess,

@@ -66,7 +66,7 @@ export interface ProcessRunnerOptions {
    * What a failure becomes: the service's own HTTP error (the kit's catalogue) with its wording.
    * Default: the ProcessError itself.
    */
-  readonly mapError?: (error: ProcessError, options: RunOptions) => unknown;
+  readonly mapError?: (error: ProcessError, options: Omit<RunOptions, 'env'>) => unknown;
 }
 
 export class ProcessRunner {
@@ -113,34 +113,58 @@ export class ProcessRunner {
     for (const kill of this.children) kill();
   }
 
-  private mapped(error: unknown, options: RunOptions): unknown {
+  private mapped(error: unknown, options: Omit<RunOptions, 'env'>): unknown {
     const { mapError } = this.options;
     return error instanceof ProcessError && mapError !== undefined ? mapError(error, options) : error;
   }
 
+  /**
+   * Supervises a child started elsewhere (pipes on all three streams; `detached` when
+   * `processGroup`), such as a warm process that loaded its model before the request came: writes
+   * `input`, closes stdin, then behaves as `run`. `command` names it in errors.
+   */
+  async supervise(
+    child: ChildProcessWithoutNullStreams,
+    command: string,
+    options: Omit<RunOptions, 'env'>,
+  ): Promise<RunResult> {
+    try {
+      return await this.collect(child, command, options);
+    } catch (error) {
+      throw this.mapped(error, options);
+    }
+  }
+
   private spawn(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+    if (options.signal?.aborted) {
+      return Promise.reject(
+        new ProcessError(
+          'aborted',
+          command,
+          `${command} was not started: the request was aborted`,
+          '',
+          null,
+          {
+            cause: options.signal.reason,
+          },
+        ),
+      );
+    }
+    const child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: options.processGroup === true,
+      ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
+    });
+    return this.collect(child, command, options);
+  }
+
+  private collect(
+    child: ChildProcessWithoutNullStreams,
+    command: string,
+    options: Omit<RunOptions, 'env'>,
+  ): Promise<RunResult> {
     return new Promise((resolve, reject) => {
-      if (options.signal?.aborted) {
-        reject(
-          new ProcessError(
-            'aborted',
-            command,
-            `${command} was not started: the request was aborted`,
-            '',
-            null,
-            {
-              cause: options.signal.reason,
-            },
-          ),
-        );
-        return;
-      }
       const group = options.processGroup === true;
-      const child: ChildProcessWithoutNullStreams = spawn(command, args, {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: group,
-        ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
-      });
       const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
       const chunks: Buffer[] = [];
       let size = 0;
@@ -245,6 +269,18 @@ export class ProcessRunner {
       child.stdin.end(options.input ?? '');
     });
   }
+}
+
+/** The last non-empty line of a stderr tail, at most 300 characters (for logs and short details). */
+export function lastLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .pop()
+      ?.slice(0, 300) ?? ''
+  );
 }
 
 /** `output()` on a runner of its own: for a call nothing needs to kill at shutdown. */

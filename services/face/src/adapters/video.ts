@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import {
   BadRequestError,
   GatewayTimeoutError,
+  lastLine,
   ProcessError,
   runProcess,
   ServiceUnavailableError,
@@ -173,8 +174,4 @@ function videoUnavailable(binary: string): ServiceUnavailableError {
 
 function even(n: number): number {
   return Math.max(2, 2 * Math.round(n / 2));
-}
-
-function lastLine(text: string): string {
-  return text.trim().split('\n').pop()?.slice(0, 300) ?? 'no detail';
 }

@@ -2,11 +2,14 @@ import {
   BadRequestError,
   GatewayTimeoutError,
   PayloadTooLargeError,
+  ProcessError,
+  ProcessRunner,
   ServiceUnavailableError,
   UnsupportedMediaTypeError,
+  type RunOptions,
+  type RunResult,
 } from '@clinicalsuite/kit';
 import { pcmSeconds } from '../domain/transcript.js';
-import { CommandNotFoundError, runCommand } from './process.js';
 
 /**
  * Audio through ffmpeg, from memory (the upload is never written to disk): ffprobe checks that the
@@ -52,10 +55,9 @@ export async function probeAudio(tools: AudioTools, audio: Buffer, signal: Abort
   const result = await run(
     tools.ffprobe,
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', 'pipe:0'],
-    { input: audio, timeoutMs: tools.timeoutMs, signal, maxStdoutBytes: 1024 * 1024 },
+    { input: audio, timeoutMs: tools.timeoutMs, signal, maxOutputBytes: 1024 * 1024 },
+    'Reading the audio file took too long',
   );
-  if (result.timedOut) throw new GatewayTimeoutError('Reading the audio file took too long');
-  signal.throwIfAborted();
   let parsed: ProbeJson = {};
   try {
     parsed = JSON.parse(result.stdout.toString() || '{}') as ProbeJson;
@@ -123,11 +125,10 @@ export async function decodeToPcm(
       input: audio,
       timeoutMs: tools.timeoutMs,
       signal,
-      maxStdoutBytes: Math.ceil(cut * SAMPLE_RATE * 2) + 64 * 1024,
+      maxOutputBytes: Math.ceil(cut * SAMPLE_RATE * 2) + 64 * 1024,
     },
+    'Decoding the audio took too long',
   );
-  if (result.timedOut) throw new GatewayTimeoutError('Decoding the audio took too long');
-  signal.throwIfAborted();
   if (result.code !== 0) {
     throw new UnsupportedMediaTypeError(
       'The audio could not be decoded (ffmpeg failed on it); the file may be damaged',
@@ -146,15 +147,23 @@ export async function decodeToPcm(
   return pcm;
 }
 
+/**
+ * ffprobe/ffmpeg through the kit's runner: the deadline is 504 (`slow` says which step), an abort
+ * the request's own reason, a missing binary 503; any exit status comes back for the caller.
+ */
 async function run(
   command: string,
   args: readonly string[],
-  options: Parameters<typeof runCommand>[2],
-): ReturnType<typeof runCommand> {
+  options: RunOptions & { readonly signal: AbortSignal },
+  slow: string,
+): Promise<RunResult> {
   try {
-    return await runCommand(command, args, options);
+    return await new ProcessRunner().run(command, args, options);
   } catch (error) {
-    if (error instanceof CommandNotFoundError) {
+    if (!(error instanceof ProcessError)) throw error;
+    if (error.kind === 'timeout') throw new GatewayTimeoutError(slow);
+    options.signal.throwIfAborted();
+    if (error.kind === 'not_found') {
       throw new ServiceUnavailableError(
         `Audio decoding is not available: ${error.command} is not installed (install ffmpeg or set FFMPEG_PATH / FFPROBE_PATH)`,
       );

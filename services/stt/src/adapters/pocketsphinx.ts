@@ -2,11 +2,10 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { GatewayTimeoutError, type Logger } from '@clinicalsuite/kit';
+import { GatewayTimeoutError, lastLine, ProcessError, ProcessRunner, type Logger } from '@clinicalsuite/kit';
 import { parsePocketsphinxOutput } from '../domain/pocketsphinx-output.js';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
 import { EngineError, type SttBackend } from './backend.js';
-import { collect, lastLine } from './process.js';
 
 /**
  * English speech recognition with CMU pocketsphinx, as Debian packages it (`pocketsphinx`:
@@ -198,24 +197,28 @@ export class PocketsphinxBackend implements SttBackend {
     proc ??= this.spawn();
     this.refill();
     try {
-      const running = collect(proc.child, {
-        timeoutMs: this.options.timeoutMs,
-        signal: options.signal,
-        maxStdoutBytes: 16 * 1024 * 1024,
-        kill: () => proc.kill(),
-      });
-      proc.child.stdin.end(pcm);
-      const result = await running;
-      options.signal.throwIfAborted();
-      if (result.timedOut) {
-        throw new GatewayTimeoutError(
-          `Speech recognition took longer than ${String(this.options.timeoutMs)} ms (STT_RECOGNIZE_TIMEOUT_MS)`,
-        );
-      }
+      // Its own process group (see SphinxProcess): the deadline and an abort kill sh, cat and it.
+      const result = await new ProcessRunner()
+        .supervise(proc.child, 'pocketsphinx', {
+          input: pcm,
+          timeoutMs: this.options.timeoutMs,
+          signal: options.signal,
+          maxOutputBytes: 16 * 1024 * 1024,
+          processGroup: true,
+        })
+        .catch((error: unknown) => {
+          options.signal.throwIfAborted();
+          if (error instanceof ProcessError && error.kind === 'timeout') {
+            throw new GatewayTimeoutError(
+              `Speech recognition took longer than ${String(this.options.timeoutMs)} ms (STT_RECOGNIZE_TIMEOUT_MS)`,
+            );
+          }
+          throw error;
+        });
       if (result.code !== 0) {
         throw new EngineError(
           `pocketsphinx failed (${result.signal ?? `exit code ${String(result.code)}`})`,
-          lastLine(result.stderrTail),
+          lastLine(result.stderr),
         );
       }
       return { segments: parsePocketsphinxOutput(result.stdout.toString()) };

@@ -2,12 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { GatewayTimeoutError, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
+import { GatewayTimeoutError, lastLine, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
 import { pcmSeconds } from '../domain/transcript.js';
 import { whisperSegments, type RawWhisperSegment } from '../domain/whisper-model.js';
 import { EngineError, type SttBackend } from './backend.js';
-import { lastLine } from './process.js';
 import { WhisperModelError, inspectWhisperModel, type WhisperModelInfo } from './whisper-model.js';
 
 /**
