@@ -1,6 +1,6 @@
 /**
- * A tiny ONNX model with a Piper voice's exact signature, written here byte by byte (protobuf
- * encoded by hand, as services/face/src/adapters/score-model.ts does): inputs `input` int64
+ * A tiny ONNX model with a Piper voice's exact signature, built here on the kit's ONNX writer
+ * (@clinicalsuite/kit/onnx, as services/face/src/adapters/score-model.ts is): inputs `input` int64
  * [1, N], `input_lengths` int64 [1], `scales` float32 [3] and, for a multi-speaker voice, `sid`
  * int64 [1]; output `output` float32 [1, 1, T]. It is not a trained voice: it "speaks" a sine of
  * `frequencyHz` whose length is what a VITS duration model implies at its simplest,
@@ -9,57 +9,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ELEM, encodeModel, type Attribute, type NodeSpec } from '@clinicalsuite/kit/onnx';
 
-const FLOAT = 1;
-const INT64 = 7;
+const { FLOAT, INT64 } = ELEM;
 
-function varint(n: number): number[] {
-  const out: number[] = [];
-  let v = n;
-  while (v > 0x7f) {
-    out.push((v & 0x7f) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return out;
-}
-const int = (field: number, value: number): number[] => [...varint(field << 3), ...varint(value)];
-function bytes(field: number, value: number[] | string | Uint8Array): number[] {
-  const data = typeof value === 'string' ? [...Buffer.from(value, 'utf8')] : [...value];
-  return [...varint((field << 3) | 2), ...varint(data.length), ...data];
-}
-
-function valueInfo(name: string, elemType: number, dims: (number | string)[]): number[] {
-  const shape = dims.flatMap((d) => bytes(1, typeof d === 'number' ? int(1, d) : bytes(2, d)));
-  const tensorType = [...int(1, elemType), ...bytes(2, shape)];
-  return [...bytes(1, name), ...bytes(2, bytes(1, tensorType))];
-}
-
-/** A constant tensor (raw little-endian data); `dims` empty for a scalar. */
-function initializer(name: string, type: number, values: number[], dims: number[]): number[] {
-  const raw = Buffer.alloc(values.length * (type === INT64 ? 8 : 4));
-  values.forEach((v, i) => {
-    if (type === INT64) raw.writeBigInt64LE(BigInt(v), i * 8);
-    else raw.writeFloatLE(v, i * 4);
-  });
-  return [...dims.flatMap((d) => int(1, d)), ...int(2, type), ...bytes(8, name), ...bytes(9, raw)];
-}
-
-function node(op: string, inputs: string[], outputs: string[], attrs: number[][] = []): number[] {
-  return [
-    ...inputs.flatMap((i) => bytes(1, i)),
-    ...outputs.flatMap((o) => bytes(2, o)),
-    ...bytes(3, `${op}_${outputs[0] ?? ''}`),
-    ...bytes(4, op),
-    ...attrs.flatMap((a) => bytes(5, a)),
-  ];
-}
-/** An INT attribute (AttributeProto type 2). */
-const intAttr = (name: string, value: number): number[] => [
-  ...bytes(1, name),
-  ...int(3, value),
-  ...int(20, 2),
-];
+const node = (op: string, inputs: string[], outputs: string[], attributes: Attribute[] = []): NodeSpec => ({
+  op,
+  inputs,
+  outputs,
+  name: `${op}_${outputs[0] ?? ''}`,
+  attributes,
+});
 
 export interface TinyPiperOptions {
   readonly hopSamples: number;
@@ -70,49 +30,42 @@ export interface TinyPiperOptions {
 
 export function tinyPiperModel(options: TinyPiperOptions): Uint8Array {
   const omega = (2 * Math.PI * options.frequencyHz) / options.sampleRate;
-  const nodes = [
-    node('Shape', ['input'], ['shape']),
-    node('Gather', ['shape', 'one_i'], ['n']),
-    node('Cast', ['n'], ['n_f'], [intAttr('to', FLOAT)]),
-    node('Gather', ['scales', 'one_i'], ['length_scale']),
-    node('Mul', ['n_f', 'hop'], ['frames']),
-    node('Mul', ['frames', 'length_scale'], ['samples_f']),
-    node('Floor', ['samples_f'], ['samples']),
-    node('Range', ['zero_f', 'samples', 'one_f'], ['t']),
-    node('Mul', ['t', 'omega'], ['phase']),
-    node('Sin', ['phase'], ['wave']),
-    node('Mul', ['wave', 'amplitude'], ['audio']),
-    node('Reshape', ['audio', 'out_shape'], ['output']),
-  ];
-  const inits = [
-    initializer('one_i', INT64, [1], []),
-    initializer('hop', FLOAT, [options.hopSamples], []),
-    initializer('zero_f', FLOAT, [0], []),
-    initializer('one_f', FLOAT, [1], []),
-    initializer('omega', FLOAT, [omega], []),
-    initializer('amplitude', FLOAT, [0.25], []),
-    initializer('out_shape', INT64, [1, 1, -1], [3]),
-  ];
-  const inputs = [
-    valueInfo('input', INT64, [1, 'phonemes']),
-    valueInfo('input_lengths', INT64, [1]),
-    valueInfo('scales', FLOAT, [3]),
-    ...(options.multiSpeaker === true ? [valueInfo('sid', INT64, [1])] : []),
-  ];
-  const graph = [
-    ...nodes.flatMap((n) => bytes(1, n)),
-    ...bytes(2, 'tiny_piper'),
-    ...inits.flatMap((t) => bytes(5, t)),
-    ...inputs.flatMap((i) => bytes(11, i)),
-    ...bytes(12, valueInfo('output', FLOAT, [1, 1, 'time'])),
-  ];
-  const model = [
-    ...int(1, 8), // ir_version
-    ...bytes(2, 'clinicalsuite-test'),
-    ...bytes(7, graph),
-    ...bytes(8, [...bytes(1, ''), ...int(2, 17)]), // opset 17
-  ];
-  return Uint8Array.from(model);
+  return encodeModel({
+    producer: 'clinicalsuite-test',
+    graph: {
+      name: 'tiny_piper',
+      nodes: [
+        node('Shape', ['input'], ['shape']),
+        node('Gather', ['shape', 'one_i'], ['n']),
+        node('Cast', ['n'], ['n_f'], [{ name: 'to', int: FLOAT }]),
+        node('Gather', ['scales', 'one_i'], ['length_scale']),
+        node('Mul', ['n_f', 'hop'], ['frames']),
+        node('Mul', ['frames', 'length_scale'], ['samples_f']),
+        node('Floor', ['samples_f'], ['samples']),
+        node('Range', ['zero_f', 'samples', 'one_f'], ['t']),
+        node('Mul', ['t', 'omega'], ['phase']),
+        node('Sin', ['phase'], ['wave']),
+        node('Mul', ['wave', 'amplitude'], ['audio']),
+        node('Reshape', ['audio', 'out_shape'], ['output']),
+      ],
+      initializers: [
+        { name: 'one_i', elemType: INT64, values: [1], dims: [] },
+        { name: 'hop', elemType: FLOAT, values: [options.hopSamples], dims: [] },
+        { name: 'zero_f', elemType: FLOAT, values: [0], dims: [] },
+        { name: 'one_f', elemType: FLOAT, values: [1], dims: [] },
+        { name: 'omega', elemType: FLOAT, values: [omega], dims: [] },
+        { name: 'amplitude', elemType: FLOAT, values: [0.25], dims: [] },
+        { name: 'out_shape', elemType: INT64, values: [1, 1, -1], dims: [3] },
+      ],
+      inputs: [
+        { name: 'input', elemType: INT64, dims: [1, 'phonemes'] },
+        { name: 'input_lengths', elemType: INT64, dims: [1] },
+        { name: 'scales', elemType: FLOAT, dims: [3] },
+        ...(options.multiSpeaker === true ? [{ name: 'sid', elemType: INT64, dims: [1] }] : []),
+      ],
+      outputs: [{ name: 'output', elemType: FLOAT, dims: [1, 1, 'time'] }],
+    },
+  });
 }
 
 /** Symbols of the test voice: pad, BOS, EOS, space, punctuation, letters, digits, IPA and marks. */
