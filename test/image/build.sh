@@ -111,4 +111,24 @@ if [ "$ok" != 1 ]; then
 fi
 echo "   face service from the image: GET / -> $(cat "$work/root.json")"
 echo "   GET /health -> $health $(cat "$work/health.json") (503 until its models are fetched)"
+# A service whose engine is in the image (espeak-ng), answering a real request.
+port=$((20000 + RANDOM % 20000))
+run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models \
+  node services/tts/dist/main.js >"$work/tts.log" 2>&1 &
+pid=$!
+code=000
+for _ in $(seq 1 60); do
+  code=$(curl -sS -o "$work/speech.wav" -w '%{http_code}' -H 'content-type: application/json' \
+    -d '{"text":"Xin chào, bệnh nhân đã hết sốt.","language":"vi"}' "http://127.0.0.1:$port/tts" 2>/dev/null || true)
+  [ "$code" = 200 ] && break
+  sleep 1
+done
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+if [ "$code" != 200 ] || [ "$(head -c 4 "$work/speech.wav")" != RIFF ]; then
+  echo "the tts service in the image did not speak (HTTP $code):"
+  tail -20 "$work/tts.log"
+  exit 1
+fi
+echo "   tts service from the image: POST /tts (vi) -> 200, WAV of $(wc -c <"$work/speech.wav") bytes"
 echo "== image OK: $IMAGE"
