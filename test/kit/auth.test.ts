@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { TokenStore, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
+import { TokenStore, authFromConfig, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
 import { startTestServer, type TestServer } from './helpers.js';
 
 const routes = [
@@ -101,5 +101,38 @@ describe('parseTokensFile', () => {
       { token: 'a', scopes: ['b', 'c'] },
       { token: 'd', scopes: ['x'] },
     ]);
+  });
+});
+
+describe('authFromConfig', () => {
+  it('is off without AUTH_TOKENS_FILE, on with it, and always on when required', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-auth-config-'));
+    try {
+      const file = join(dir, 'tokens');
+      writeFileSync(file, 'file-token\nscoped-token llm\n');
+      expect(authFromConfig({})).toBeUndefined();
+      expect(
+        authFromConfig({ AUTH_TOKENS_FILE: undefined }, { tokens: [{ token: 't', scopes: [] }] }),
+      ).toBeUndefined();
+
+      const fromFile = authFromConfig({ AUTH_TOKENS_FILE: file });
+      expect(fromFile?.scopes).toBeUndefined();
+      expect(fromFile?.tokens.verify('file-token')).toBeDefined();
+      expect([...(fromFile?.tokens.verify('scoped-token') ?? [])]).toEqual(['llm']);
+      expect(fromFile?.tokens.verify('unknown')).toBeUndefined();
+
+      // The llm: API_TOKEN plus the file's tokens, and closed even with neither.
+      const llm = authFromConfig(
+        { AUTH_TOKENS_FILE: file },
+        { tokens: [{ token: 'api-token', scopes: [] }], required: true, scopes: ['llm'] },
+      );
+      expect(llm.scopes).toEqual(['llm']);
+      expect(llm.tokens.verify('api-token')).toBeDefined();
+      expect(llm.tokens.verify('file-token')).toBeDefined();
+      const closed = authFromConfig({}, { required: true });
+      expect(closed.tokens.verify('anything')).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

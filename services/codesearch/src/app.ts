@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  authFromConfig,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { importBuiltinSets } from './adapters/builtin-sets.js';
 import { Catalog } from './adapters/catalog.js';
@@ -53,10 +60,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   });
   const stop = new AbortController();
   let poller: NodeJS.Timeout | undefined;
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const startedAt = performance.now();
   let runtime: CodesearchRuntime | undefined;
   const kit = buildApp({
@@ -71,7 +75,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
     readiness,
     gpuStatusPath: '/gpu_status',
     ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics }) => {
       const codes = (): Map<string, number> => {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import {
   ModelHost,
   Readiness,
-  TokenStore,
+  authFromConfig,
   buildApp,
   createLogger,
   type KitApp,
@@ -151,10 +151,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
       };
     },
   });
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'face',
@@ -165,7 +162,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     readiness,
     gpu,
     errorShape: 'envelope',
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics }) => {
       const rt: FaceRuntime = {

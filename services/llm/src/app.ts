@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import {
   ModelHost,
   Readiness,
-  TokenStore,
+  authFromConfig,
   buildApp,
   createLogger,
   type KitApp,
@@ -66,9 +66,10 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
       warnings: engine.description.chatTemplate.note === null ? [] : [engine.description.chatTemplate.note],
     }),
   });
-  const tokens = new TokenStore({
+  // Never open: API_TOKEN and the tokens file's tokens, none without them.
+  const auth = authFromConfig(config, {
     tokens: config.API_TOKEN === undefined ? [] : [{ token: config.API_TOKEN, scopes: [] }],
-    file: config.AUTH_TOKENS_FILE,
+    required: true,
   });
 
   const file = basename(config.modelPath);
@@ -85,7 +86,7 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     readiness,
     logger,
     gpu,
-    auth: { tokens },
+    auth,
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics }) => {
       const rt: LlmRuntime = {

@@ -1,5 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  authFromConfig,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { EngineHost } from './adapters/engine-host.js';
 import type { Stage } from './adapters/ocr-engine.js';
@@ -60,10 +67,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
     retryMs: deps.engineRetryMs ?? 10_000,
     observe,
   });
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'ocr',
@@ -76,7 +80,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
     readiness,
     gpu,
     gpuStatusPath: '/gpu_status',
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: (parts) => {
       metrics = createOcrMetrics(parts.metrics);

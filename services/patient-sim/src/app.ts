@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ConfigError,
   Readiness,
-  TokenStore,
+  authFromConfig,
   buildApp,
   createLogger,
   type KitApp,
@@ -84,10 +84,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     configuredModel: config.PATIENT_SIM_MODEL,
     now,
   });
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const backend: ChatBackend = llm;
   const startedAt = now();
   let sweepEvery: () => void = () => undefined;
@@ -103,7 +100,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     readiness,
     gpu,
     gpuStatusPath: '/gpu_status',
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics: kitMetrics }) => {
       const metrics = createPatientSimMetrics(kitMetrics, {

@@ -1,6 +1,13 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  authFromConfig,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { SttBackend } from './adapters/backend.js';
 import { PocketsphinxBackend } from './adapters/pocketsphinx.js';
@@ -100,10 +107,7 @@ export function buildSttApp(deps: SttDeps): SttService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'stt',
@@ -117,7 +121,7 @@ export function buildSttApp(deps: SttDeps): SttService {
     readiness,
     gpu,
     gpuStatusPath: '/gpu_status',
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics: kitMetrics }) => {
       metrics = createSttMetrics(kitMetrics, {

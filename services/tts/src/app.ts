@@ -1,5 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { Readiness, TokenStore, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  authFromConfig,
+  buildApp,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { TtsEngines } from './adapters/engines.js';
 import { Espeak } from './adapters/espeak.js';
@@ -68,10 +75,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     logger,
     retryMs: deps.retryMs ?? 5000,
   });
-  const tokens =
-    config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : new TokenStore({ tokens: [], file: config.AUTH_TOKENS_FILE });
+  const auth = authFromConfig(config);
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'tts',
@@ -85,7 +89,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     readiness,
     gpu,
     gpuStatusPath: '/gpu_status',
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ gate, metrics }) => {
       const rt: TtsRuntime = {
