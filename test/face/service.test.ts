@@ -56,9 +56,10 @@ describe('face service on real photos', () => {
       },
     });
     const root = (await (await fetch(`${srv.url}/`)).json()) as {
-      data: { version: string; endpoints: Record<string, string> };
+      data: { version: string; features: string[]; endpoints: Record<string, string> };
     };
     expect(root.data.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(root.data.features).toContain('face embeddings (512-d, cosine matching)');
     expect(Object.keys(root.data.endpoints)).toContain('POST /register_person');
   });
 

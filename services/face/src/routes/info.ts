@@ -39,7 +39,9 @@ export function rootRoute(rt: FaceRuntime): AnyRoute {
         device: deviceOf(rt),
         features: [
           'face detection (BlazeFace)',
-          `face embeddings (${String(rt.host.engine?.engine.dim ?? 'model not loaded')}-d, cosine matching)`,
+          rt.host.engine === undefined
+            ? 'face embeddings (recognizer not loaded yet, cosine matching)'
+            : `face embeddings (${String(rt.host.engine.engine.dim)}-d, cosine matching)`,
           'registration from one or several images',
           'batch recognition',
           'video recognition with face tracking (ffmpeg)',
