@@ -1,13 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { basename } from 'node:path';
 import { GatewayTimeoutError, lastLine, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
 import { pcmSeconds } from '../domain/transcript.js';
-import { whisperSegments, type RawWhisperSegment } from '../domain/whisper-model.js';
-import { EngineError, type SttBackend } from './backend.js';
+import { whisperSegments } from '../domain/whisper-model.js';
+import type { SttBackend } from './backend.js';
 import { WhisperModelError, inspectWhisperModel, type WhisperModelInfo } from './whisper-model.js';
+import { WhisperProcess, whisperBindingPath, type LoadFailure, type Variant } from './whisper-process.js';
 
 /**
  * Whisper speech recognition with whisper.cpp, through the npm package @fugood/whisper.node
@@ -44,157 +43,6 @@ const MAX_FAILURES = 3;
 const DEFAULT_LOAD_TIMEOUT_MS = 300_000;
 /** Languages routing assumes until the file has been read (so `vi` waits with 503, not 422). */
 const UNKNOWN_LANGUAGES: readonly Language[] = ['vi', 'en'];
-
-/** The child's program (CommonJS, run with `node -e`): loads the binding and the model, then serves. */
-const CHILD_SOURCE = String.raw`'use strict';
-const send = (m) => { if (process.connected) process.send(m); };
-process.on('disconnect', () => process.exit(0));
-let binding;
-try {
-  binding = require(process.env.STT_WHISPER_BINDING);
-} catch (e) {
-  send({ type: 'load_failed', stage: 'binding', message: String((e && e.message) || e) });
-  process.exit(4);
-}
-(async () => {
-  let ctx;
-  try {
-    ctx = new binding.WhisperContext({
-      filePath: process.env.STT_WHISPER_MODEL_FILE,
-      useGpu: process.env.STT_WHISPER_USE_GPU === '1',
-      useFlashAttn: false,
-    });
-    if (ctx && typeof ctx.then === 'function') ctx = await ctx;
-  } catch (e) {
-    send({ type: 'load_failed', stage: 'model', message: String((e && e.message) || e) });
-    process.exit(3);
-  }
-  process.on('message', async (m) => {
-    if (!m || m.type !== 'transcribe') return;
-    try {
-      const pcm = m.pcm;
-      const audio = pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength);
-      const { promise } = ctx.transcribeData(audio, { language: m.language, maxThreads: m.threads });
-      const r = await promise;
-      const segments = (r.segments || []).map((s) => ({ text: String(s.text), t0: Number(s.t0), t1: Number(s.t1) }));
-      send({ type: 'result', id: m.id, language: r.language || null, segments });
-    } catch (e) {
-      send({ type: 'failed', id: m.id, message: String((e && e.message) || e) });
-    }
-  });
-  send({ type: 'ready' });
-})();
-`;
-
-type ChildMessage =
-  | { type: 'ready' }
-  | { type: 'load_failed'; stage: 'binding' | 'model'; message: string }
-  | { type: 'result'; id: number; language: string | null; segments: RawWhisperSegment[] }
-  | { type: 'failed'; id: number; message: string };
-
-type Variant = 'cpu' | 'cuda';
-
-/** The platform package's index.node for a variant, or undefined when it is not installed. */
-export function whisperBindingPath(variant: Variant): string | undefined {
-  const name = `@fugood/node-whisper-${process.platform}-${process.arch}${variant === 'cuda' ? '-cuda' : ''}`;
-  try {
-    const path = join(dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), 'index.node');
-    return existsSync(path) ? path : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-interface Job {
-  readonly id: number;
-  resolve(value: Extract<ChildMessage, { type: 'result' }>): void;
-  reject(error: Error): void;
-}
-
-class WhisperProcess {
-  readonly child: ChildProcess;
-  /** Settles once the model is loaded (null) or the child failed first (the failure). */
-  readonly loaded: Promise<{ stage: string; message: string } | null>;
-  stderrTail = '';
-  exited = false;
-  exitCode: number | null = null;
-  exitSignal: NodeJS.Signals | null = null;
-  job: Job | undefined;
-
-  constructor(binding: string, modelPath: string, gpu: boolean) {
-    this.child = spawn(process.execPath, ['-e', CHILD_SOURCE], {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        ...(process.env['LD_LIBRARY_PATH'] === undefined
-          ? {}
-          : { LD_LIBRARY_PATH: process.env['LD_LIBRARY_PATH'] }),
-        ...(process.env['CUDA_VISIBLE_DEVICES'] === undefined
-          ? {}
-          : { CUDA_VISIBLE_DEVICES: process.env['CUDA_VISIBLE_DEVICES'] }),
-        STT_WHISPER_BINDING: binding,
-        STT_WHISPER_MODEL_FILE: modelPath,
-        STT_WHISPER_USE_GPU: gpu ? '1' : '0',
-      },
-    });
-    // whisper.cpp's own log (model sizes, progress): kept for a failure's log line, never sent out.
-    this.child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-4000);
-    });
-    let settle: (v: { stage: string; message: string } | null) => void = () => undefined;
-    this.loaded = new Promise((resolve) => (settle = resolve));
-    this.child.on('message', (m: ChildMessage) => {
-      if (m.type === 'ready') settle(null);
-      else if (m.type === 'load_failed') settle({ stage: m.stage, message: m.message });
-      else if (this.job?.id === m.id) {
-        const job = this.job;
-        this.job = undefined;
-        if (m.type === 'result') job.resolve(m);
-        else job.reject(new EngineError('whisper.cpp failed on this audio', m.message));
-      }
-    });
-    this.child.once('error', (error) => {
-      this.exited = true;
-      settle({ stage: 'spawn', message: error.message });
-    });
-    this.child.once('exit', (code, signal) => {
-      this.exited = true;
-      this.exitCode = code;
-      this.exitSignal = signal;
-      settle({ stage: 'exit', message: `exited (${signal ?? `code ${String(code)}`}) while loading` });
-      const job = this.job;
-      this.job = undefined;
-      job?.reject(
-        new EngineError(
-          `whisper.cpp exited (${signal ?? `code ${String(code)}`}) during the transcription`,
-          lastLine(this.stderrTail),
-        ),
-      );
-    });
-  }
-
-  kill(): void {
-    if (!this.exited) this.child.kill('SIGKILL');
-  }
-
-  run(
-    id: number,
-    pcm: Buffer,
-    language: Language,
-    threads: number,
-  ): Promise<Extract<ChildMessage, { type: 'result' }>> {
-    return new Promise((resolve, reject) => {
-      this.job = { id, resolve, reject };
-      this.child.send({ type: 'transcribe', id, language, threads, pcm: new Uint8Array(pcm) }, (error) => {
-        if (error !== null && this.job?.id === id) {
-          this.job = undefined;
-          reject(new EngineError('could not hand the audio to whisper.cpp', error.message));
-        }
-      });
-    });
-  }
-}
 
 interface Waiter {
   resolve(p: WhisperProcess): void;
@@ -475,12 +323,12 @@ export class WhisperBackend implements SttBackend {
     return p;
   }
 
-  private async loadOf(p: WhisperProcess): Promise<{ stage: string; message: string } | null> {
+  private async loadOf(p: WhisperProcess): Promise<LoadFailure | null> {
     let timer: NodeJS.Timeout | undefined;
     const limit = this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
     const result = await Promise.race([
       p.loaded,
-      new Promise<{ stage: string; message: string }>((resolve) => {
+      new Promise<LoadFailure>((resolve) => {
         timer = setTimeout(() => {
           p.kill();
           resolve({ stage: 'timeout', message: `did not load the model within ${String(limit)} ms` });
@@ -491,7 +339,7 @@ export class WhisperBackend implements SttBackend {
     return result;
   }
 
-  private loadFailure(p: WhisperProcess, failure: { stage: string; message: string }): string {
+  private loadFailure(p: WhisperProcess, failure: LoadFailure): string {
     this.options.logger.error(
       { backend: 'whisper', stage: failure.stage, message: failure.message, detail: lastLine(p.stderrTail) },
       'whisper.cpp could not load the model',
