@@ -13,13 +13,18 @@ const alive = (pid: number | undefined): boolean => {
     return false;
   }
 };
-/** Processes of this test process whose command line contains `marker` (children and below). */
+/**
+ * Processes whose whole command line is `marker` (e.g. `sleep 33`). Machine-wide, because a killed
+ * shell's child is reparented away from this process; the whole line must match, so an unrelated
+ * `sleep 330` elsewhere on the machine is not counted.
+ */
 const running = (marker: string): number[] =>
   execFileSync('ps', ['-e', '-o', 'pid=,args='])
     .toString()
     .split('\n')
-    .filter((l) => l.includes(marker) && !l.includes('ps -e'))
-    .map((l) => Number(l.trim().split(/\s+/)[0]));
+    .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && m[2]?.trim() === marker)
+    .map((m) => Number(m[1]));
 const failureOf = (p: Promise<unknown>): Promise<ProcessError> =>
   p.then(
     () => {
