@@ -140,6 +140,8 @@ export interface ServiceObject extends Typed<'v1', 'Service'> {
     type: 'ClusterIP';
     selector: Labels;
     ports: { name: string; port: number; targetPort: string; protocol: 'TCP' }[];
+    sessionAffinity?: 'ClientIP';
+    sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
   };
 }
 

@@ -45,6 +45,11 @@ export interface Component {
    * (an embedded database on its volume), so more than one replica requires it.
    */
   readonly sharedStoreEnv?: string;
+  /**
+   * Keeps per-client state in memory (the agent's sessions): its Service pins each client to one pod
+   * (ClientIP affinity), so sessions survive with more than one replica.
+   */
+  readonly sessionAffinity?: boolean;
   /** Components it calls, used when its spec sets no `dependsOn`. */
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
@@ -77,6 +82,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     concurrency: 16,
     gpu: false,
     model: null,
+    sessionAffinity: true,
     dependsOn: ['llm', 'stt', 'ocr', 'tts', 'codeSearch', 'patientSim', 'face'],
     tokenEnv: ['AI_AGENT_API_TOKEN'],
   },
