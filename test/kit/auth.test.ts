@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { TokenStore, authFromConfig, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
+import { TokenStore, authFromConfig, checkBearer, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
 import { startTestServer, type TestServer } from './helpers.js';
 
 const routes = [
@@ -92,6 +92,41 @@ describe('bearer auth over a real socket', () => {
     expect((await get('/secret', 'rotated-token')).status).toBe(200);
     expect((await get('/secret', 'agent-token')).status).toBe(401);
     expect((await get('/secret', 'env-token')).status).toBe(200);
+  });
+});
+
+describe('checkBearer and scopeFailureStatus', () => {
+  const tokens = new TokenStore({
+    tokens: [
+      { token: 'agent-token', scopes: ['ai_agent'] },
+      { token: 'llm-token', scopes: ['llm'] },
+      { token: 'all-token', scopes: ['*'] },
+    ],
+  });
+
+  it('tells an unknown token from a known one without the scope', () => {
+    expect(checkBearer(tokens, ['ai_agent'], 'agent-token')).toBe('ok');
+    expect(checkBearer(tokens, ['ai_agent'], 'all-token')).toBe('ok');
+    expect(checkBearer(tokens, ['ai_agent'], 'llm-token')).toBe('insufficient_scope');
+    expect(checkBearer(tokens, [], 'llm-token')).toBe('ok');
+    expect(checkBearer(tokens, ['ai_agent'], 'nope')).toBe('invalid');
+  });
+
+  it('answers 401 instead of 403 for a token without the scope when the service says so', async () => {
+    const srv = await startTestServer({
+      routes,
+      auth: { tokens, scopes: ['ai_agent'], scopeFailureStatus: 401 },
+    });
+    try {
+      const res = await fetch(`${srv.url}/secret`, { headers: { authorization: 'Bearer llm-token' } });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toContain('scope="ai_agent"');
+      expect(
+        (await fetch(`${srv.url}/secret`, { headers: { authorization: 'Bearer agent-token' } })).status,
+      ).toBe(200);
+    } finally {
+      await srv.close();
+    }
   });
 });
 

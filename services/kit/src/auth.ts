@@ -116,6 +116,22 @@ export interface AuthPolicy {
   readonly openPaths?: readonly string[];
   /** The realm named in `WWW-Authenticate`. */
   readonly realm: string;
+  /**
+   * The status of a known token without the required scope: 403 `insufficient_scope` (RFC 6750,
+   * the default), or 401 where the service's contract says a token it does not accept is invalid.
+   */
+  readonly scopeFailureStatus?: 401 | 403;
+}
+
+export type BearerCheck = 'ok' | 'invalid' | 'insufficient_scope';
+
+/** Whether `token` is known and holds one of `required` (any known token when empty; `*` grants all). */
+export function checkBearer(tokens: TokenStore, required: readonly string[], token: string): BearerCheck {
+  const scopes = tokens.verify(token);
+  if (scopes === undefined) return 'invalid';
+  if (required.length > 0 && !scopes.has('*') && !required.some((s) => scopes.has(s)))
+    return 'insufficient_scope';
+  return 'ok';
 }
 
 export function authMiddleware(policy: AuthPolicy) {
@@ -137,8 +153,8 @@ export function authMiddleware(policy: AuthPolicy) {
       );
       return;
     }
-    const scopes = policy.tokens.verify(token);
-    if (scopes === undefined) {
+    const check = checkBearer(policy.tokens, required, token);
+    if (check === 'invalid') {
       next(
         new UnauthorizedError('Invalid bearer token', {
           headers: { 'www-authenticate': `Bearer realm="${policy.realm}", error="invalid_token"` },
@@ -146,7 +162,17 @@ export function authMiddleware(policy: AuthPolicy) {
       );
       return;
     }
-    if (required.length > 0 && !scopes.has('*') && !required.some((s) => scopes.has(s))) {
+    if (check === 'insufficient_scope' && policy.scopeFailureStatus === 401) {
+      next(
+        new UnauthorizedError(`The token lacks the scope this service requires (${required.join(' or ')})`, {
+          headers: {
+            'www-authenticate': `Bearer realm="${policy.realm}", error="invalid_token", scope="${required.join(' ')}"`,
+          },
+        }),
+      );
+      return;
+    }
+    if (check === 'insufficient_scope') {
       next(
         new ForbiddenError(`The token lacks the scope this service requires (${required.join(' or ')})`, {
           code: 'insufficient_scope',

@@ -16,7 +16,9 @@ export {
   TokenStore,
   parseTokensFile,
   authMiddleware,
+  checkBearer,
   pathMatcher,
+  type BearerCheck,
   type TokenGrant,
   type TokenStoreOptions,
 } from './auth.js';

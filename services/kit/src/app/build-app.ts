@@ -24,6 +24,8 @@ export interface AuthOptions {
   readonly tokens: TokenStore;
   /** A token needs one of these scopes; empty: any known token. */
   readonly scopes?: readonly string[];
+  /** 401 instead of 403 for a known token without the scope (see AuthPolicy). */
+  readonly scopeFailureStatus?: 401 | 403;
 }
 
 export interface AppOptions {
@@ -157,7 +159,14 @@ export function buildApp(options: AppOptions): KitApp {
   );
 
   const auth = options.auth
-    ? authMiddleware({ tokens: options.auth.tokens, realm: service, scopes: options.auth.scopes ?? [] })
+    ? authMiddleware({
+        tokens: options.auth.tokens,
+        realm: service,
+        scopes: options.auth.scopes ?? [],
+        ...(options.auth.scopeFailureStatus === undefined
+          ? {}
+          : { scopeFailureStatus: options.auth.scopeFailureStatus }),
+      })
     : undefined;
   const bodyParsers = [
     express.json({ limit: config.BODY_LIMIT }),
