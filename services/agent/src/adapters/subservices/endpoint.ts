@@ -1,0 +1,350 @@
+import { performance } from 'node:perf_hooks';
+import {
+  BadGatewayError,
+  BadRequestError,
+  ConflictError,
+  GatewayTimeoutError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  type FieldIssue,
+  type HttpError,
+  type Logger,
+} from '@clinicalsuite/kit';
+import type { z } from 'zod';
+import type { SubserviceId } from '../../domain/subservices.js';
+import type { AgentMetrics, SubserviceOutcome } from '../../metrics.js';
+import { SUBSERVICE_CATALOGUE, label } from './catalogue.js';
+
+/**
+ * One sub-service over HTTP with Node's fetch: every call has a deadline (AGENT_SUBSERVICE_TIMEOUT_MS)
+ * and stops when the agent's request is aborted (client gone, the agent's own deadline), so a
+ * sub-service can slow the agent down but never hang it. Failures become the kit's catalogue errors,
+ * each naming the sub-service:
+ *
+ * - not configured (its `<NAME>_URL` unset): 503 naming the variable;
+ * - unreachable (connection refused, DNS, reset): 502 with the cause (`ECONNREFUSED`);
+ * - no answer within the deadline: 504;
+ * - its 5xx: 502, except its 503 (not ready: passed on as 503 with its reason and Retry-After) and its
+ *   504 (it timed out itself: 504);
+ * - its 4xx (the caller's input: 400, 404, 409, 413, 415, 422, 429): the same status with the
+ *   sub-service's own message prefixed by its id (`stt: ...`); 422 keeps its field list. Its 401/403
+ *   means the agent's credentials for it are wrong: 502.
+ *
+ * Metrics: `agent_subservice_requests_total{subservice,outcome}` and
+ * `agent_subservice_request_duration_seconds{subservice}` for every call that was attempted. Logs
+ * carry the sub-service, status, outcome and time, never the bodies (clinical data).
+ */
+
+export interface EndpointDeps {
+  readonly metrics: AgentMetrics;
+  readonly logger: Logger;
+  /** Deadline of one call. */
+  readonly timeoutMs: number;
+}
+
+export type HealthState = 'up' | 'not_ready' | 'down' | 'not_configured';
+
+export interface SubserviceHealth {
+  readonly id: SubserviceId;
+  readonly name: string;
+  /** The base URL without credentials, or null when not configured. */
+  readonly url: string | null;
+  readonly state: HealthState;
+  /** Milliseconds the check took (null when not configured). */
+  readonly latency_ms: number | null;
+  /** Why it is not up (its own reason when it gave one); null when up. */
+  readonly detail: string | null;
+}
+
+export interface JsonRequest {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly path: string;
+  /** A JSON value (sent as application/json) or a multipart form. */
+  readonly body?: unknown;
+}
+
+export class SubserviceEndpoint {
+  readonly id: SubserviceId;
+  /** The base URL without credentials, for messages, logs and /status; null when not configured. */
+  readonly displayUrl: string | null;
+  private readonly baseUrl: string | null;
+  private readonly authorization: string | undefined;
+
+  constructor(
+    id: SubserviceId,
+    url: string | undefined,
+    private readonly deps: EndpointDeps,
+  ) {
+    this.id = id;
+    if (url === undefined) {
+      this.baseUrl = null;
+      this.displayUrl = null;
+      return;
+    }
+    // fetch refuses URLs with credentials: a `user:token@` part becomes a bearer token instead.
+    const parsed = new URL(url);
+    const secret = decodeURIComponent(parsed.password !== '' ? parsed.password : parsed.username);
+    this.authorization = secret === '' ? undefined : `Bearer ${secret}`;
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    this.baseUrl = parsed.toString().replace(/\/+$/, '');
+    this.displayUrl = this.baseUrl;
+  }
+
+  get configured(): boolean {
+    return this.baseUrl !== null;
+  }
+
+  /** Throws (and counts) the 503 naming the variable when the sub-service is not configured. */
+  ensureConfigured(): void {
+    if (this.baseUrl !== null) return;
+    this.deps.metrics.subserviceRequests.inc({ subservice: this.id, outcome: 'not_configured' });
+    throw notConfigured(this.id);
+  }
+
+  /**
+   * One call; resolves with the body parsed by `schema` (a 2xx answer), or throws a catalogue error
+   * that names the sub-service. `signal` is the agent request's.
+   */
+  async call<S extends z.ZodType>(
+    request: JsonRequest,
+    schema: S,
+    signal: AbortSignal,
+  ): Promise<z.output<S>> {
+    const { metrics } = this.deps;
+    this.ensureConfigured();
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.deps.timeoutMs);
+    const both = AbortSignal.any([signal, timeout]);
+    const finish = (outcome: SubserviceOutcome, status: number | null): void => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.subserviceRequests.inc({ subservice: this.id, outcome });
+      metrics.subserviceDuration.observe({ subservice: this.id }, seconds);
+      const line = {
+        subservice: this.id,
+        path: request.path,
+        status,
+        outcome,
+        ms: Math.round(seconds * 1000),
+      };
+      if (outcome === 'ok' || outcome === 'aborted' || (status !== null && status < 500)) {
+        this.deps.logger.debug(line, 'sub-service call');
+      } else {
+        this.deps.logger.warn(line, 'sub-service call failed');
+      }
+    };
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${this.baseUrl ?? ''}${request.path}`, {
+        method: request.method,
+        headers: this.headers(request.body),
+        ...(request.body === undefined ? {} : { body: encodeBody(request.body) }),
+        signal: both,
+      });
+      text = await res.text();
+    } catch (error) {
+      if (signal.aborted) {
+        finish('aborted', null);
+        throw signal.reason as Error;
+      }
+      if (timeout.aborted) {
+        finish('timeout', null);
+        throw new GatewayTimeoutError(
+          `${capital(label(this.id))} did not answer within ${this.deps.timeoutMs} ms (AGENT_SUBSERVICE_TIMEOUT_MS)`,
+        );
+      }
+      finish('unavailable', null);
+      throw new BadGatewayError(
+        `${capital(label(this.id))} at ${this.displayUrl ?? ''} is unreachable (${causeOf(error)})`,
+      );
+    }
+    if (!res.ok) {
+      const failure = this.statusFailure(res, text);
+      finish(res.status === 503 ? 'unavailable' : res.status === 504 ? 'timeout' : 'error', res.status);
+      throw failure;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      finish('error', res.status);
+      throw new BadGatewayError(
+        `${capital(label(this.id))} answered ${request.path} with something other than JSON`,
+      );
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      finish('error', res.status);
+      const issue = parsed.error.issues[0];
+      const where = issue === undefined ? '' : `: ${issue.path.join('.') || '(body)'}: ${issue.message}`;
+      throw new BadGatewayError(
+        `${capital(label(this.id))} answered ${request.path} with an unexpected body${where}`,
+      );
+    }
+    finish('ok', res.status);
+    return parsed.data;
+  }
+
+  /** GET /health within `timeoutMs`: up (2xx), not_ready (503, with its reason) or down. Never throws. */
+  async health(signal: AbortSignal, timeoutMs: number): Promise<SubserviceHealth> {
+    const base = { id: this.id, name: SUBSERVICE_CATALOGUE[this.id].name, url: this.displayUrl };
+    if (this.baseUrl === null) {
+      return {
+        ...base,
+        state: 'not_configured',
+        latency_ms: null,
+        detail: `not configured: set ${SUBSERVICE_CATALOGUE[this.id].envVar}`,
+      };
+    }
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const elapsed = (): number => Math.round((performance.now() - started) * 10) / 10;
+    try {
+      const res = await fetch(`${this.baseUrl}/health`, {
+        headers: this.headers(undefined),
+        signal: AbortSignal.any([signal, timeout]),
+      });
+      const text = await res.text();
+      const latency = elapsed();
+      if (res.ok) return { ...base, state: 'up', latency_ms: latency, detail: null };
+      const said = messageOf(text)?.message;
+      if (res.status === 503) {
+        return { ...base, state: 'not_ready', latency_ms: latency, detail: said ?? 'not ready (503)' };
+      }
+      const why =
+        res.status === 401 || res.status === 403
+          ? `refused the agent's credentials (${res.status})`
+          : `answered /health with ${res.status}`;
+      return {
+        ...base,
+        state: 'down',
+        latency_ms: latency,
+        detail: said === undefined ? why : `${why}: ${said}`,
+      };
+    } catch (error) {
+      const latency = elapsed();
+      const detail = timeout.aborted
+        ? `no answer within ${timeoutMs} ms (AGENT_STATUS_TIMEOUT_MS)`
+        : signal.aborted
+          ? 'check cancelled'
+          : `unreachable (${causeOf(error)})`;
+      return { ...base, state: 'down', latency_ms: latency, detail };
+    }
+  }
+
+  private headers(body: unknown): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(body === undefined || body instanceof FormData ? {} : { 'content-type': 'application/json' }),
+      ...(this.authorization === undefined ? {} : { authorization: this.authorization }),
+    };
+  }
+
+  private statusFailure(res: Response, text: string): HttpError {
+    const said = messageOf(text);
+    const message = said?.message ?? `no message (${res.status})`;
+    const prefixed = `${this.id}: ${message}`;
+    const who = capital(label(this.id));
+    const retryAfter = Number(res.headers.get('retry-after') ?? '5');
+    const after = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 5;
+    switch (res.status) {
+      case 400:
+        return new BadRequestError(prefixed, { code: `${this.id}_bad_request` });
+      case 401:
+      case 403:
+        return new BadGatewayError(
+          `${who} refused the agent's credentials (${res.status}): give the agent a token it accepts (as user info in ${SUBSERVICE_CATALOGUE[this.id].envVar})`,
+        );
+      case 404:
+        return new NotFoundError(prefixed);
+      case 409:
+        return new ConflictError(prefixed);
+      case 413:
+        return new PayloadTooLargeError(prefixed);
+      case 415:
+        return new UnsupportedMediaTypeError(prefixed);
+      case 422:
+        return new ValidationError(
+          said?.issues?.map((i) => ({ ...i, msg: `${this.id}: ${i.msg}` })) ?? [
+            { loc: ['body'], msg: prefixed, type: 'subservice' },
+          ],
+        );
+      case 429:
+        return new TooManyRequestsError(`${this.id} is busy: ${message}`, after);
+      case 503:
+        return new ServiceUnavailableError(`${who} is not available (503): ${message}`, after);
+      case 504:
+        return new GatewayTimeoutError(`${who} timed out (504): ${message}`);
+      default:
+        return new BadGatewayError(
+          res.status >= 500
+            ? `${who} failed (${res.status}): ${message}`
+            : `${who} refused the agent's request (${res.status}): ${message}`,
+        );
+    }
+  }
+}
+
+export function notConfigured(id: SubserviceId): ServiceUnavailableError {
+  const envVar = SUBSERVICE_CATALOGUE[id].envVar;
+  return new ServiceUnavailableError(
+    `${capital(label(id))} is not configured: set ${envVar} to its base URL`,
+    60,
+  );
+}
+
+function encodeBody(body: unknown): FormData | string {
+  return body instanceof FormData ? body : JSON.stringify(body);
+}
+
+/**
+ * The message of an error body in the suite's shapes: `{detail: string}`, `{detail: [{loc, msg,
+ * type}]}` (422), the face service's `{success: false, message}`, OpenAI's `{error: {message}}`.
+ */
+export function messageOf(text: string): { message: string; issues?: FieldIssue[] } | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as { detail?: unknown; message?: unknown; reason?: unknown; error?: { message?: unknown } };
+  const cut = (s: string): string => (s.length > 500 ? `${s.slice(0, 500)}…` : s);
+  if (typeof b.detail === 'string') return { message: cut(b.detail) };
+  if (Array.isArray(b.detail)) {
+    const issues = b.detail.flatMap((d: unknown): FieldIssue[] => {
+      const i = d as { loc?: unknown; msg?: unknown; type?: unknown };
+      if (typeof i.msg !== 'string') return [];
+      const loc = Array.isArray(i.loc)
+        ? i.loc.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number')
+        : ['body'];
+      return [{ loc, msg: cut(i.msg), type: typeof i.type === 'string' ? i.type : 'subservice' }];
+    });
+    return { message: issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '), issues };
+  }
+  if (typeof b.reason === 'string') return { message: cut(b.reason) };
+  if (typeof b.message === 'string') return { message: cut(b.message) };
+  if (typeof b.error?.message === 'string') return { message: cut(b.error.message) };
+  return undefined;
+}
+
+/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
+export function causeOf(error: unknown): string {
+  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+  if (typeof e.cause?.code === 'string') return e.cause.code;
+  if (typeof e.code === 'string') return e.code;
+  if (typeof e.cause?.message === 'string') return e.cause.message;
+  return typeof e.message === 'string' ? e.message : 'unknown error';
+}
+
+function capital(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
