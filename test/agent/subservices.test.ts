@@ -478,6 +478,7 @@ describe('sub-services not configured, unreachable, hung', () => {
     });
     patient = await startAgent({
       LLM_URL: llm.url,
+      OCR_URL: ocr.url,
       PATIENT_SIM_URL: hole2.url,
       AGENT_SUBSERVICE_TIMEOUT_MS: '60000',
     });
@@ -496,6 +497,19 @@ describe('sub-services not configured, unreachable, hung', () => {
     });
     expect(fc.status).toBe(503);
     expect(fc.body.detail).toMatch(/\(face\) is not configured: set FACE_URL/);
+    // OCR is configured (the real one) but the code search is not: the 503 comes before any OCR call.
+    const oc = await agentForm(
+      `${patient.url}/ocr`,
+      { file: { bytes: enNote, name: 'note.png' } },
+      { search: 'true' },
+    );
+    expect(oc.status).toBe(503);
+    expect(oc.body.detail).toMatch(/\(codesearch\) is not configured: set CODE_SEARCH_URL/);
+    expect(
+      await metricValue(patient.url, 'agent_subservice_request_duration_seconds_count', {
+        subservice: 'ocr',
+      }),
+    ).toBe(0);
     const pt = await agentPost(`${bad.url}/patient`, { message: 'hi', patient_id: 'x' });
     expect(pt.status).toBe(503);
     expect(((await pt.json()) as { detail: string }).detail).toMatch(/PATIENT_SIM_URL/);

@@ -370,6 +370,8 @@ function ocrRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     handler: async ({ body, req, signal, admittedAt }) => {
       const upload = requireUpload(req, ['file'], 'an image or PDF');
       counted(rt, 'ocr');
+      // Asked for codes without a code search: the 503 before any work.
+      if (body.search) subs.endpoints.codesearch.ensureConfigured();
       const timer = new StepTimer(rt, null);
       const ocr = await timer.run('ocr', { subservice: 'ocr' }, () => subs.ocr(upload, signal));
       const empty = ocr.text.trim() === '';

@@ -85,11 +85,11 @@ export const formBool = (fallback: boolean) =>
     .optional()
     .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes', 'on'].includes(v)));
 
-const fileField = (what: string) =>
+const fileField = (what: string, required = true) =>
   z
     .unknown()
     .optional()
-    .meta({ type: 'string', format: 'binary', description: `${what}. Required.` });
+    .meta({ type: 'string', format: 'binary', description: required ? `${what}. Required.` : what });
 
 const IntentField = z
   .enum(CONCRETE_INTENTS)
@@ -213,8 +213,11 @@ export const OcrResponseSchema = z.object({
 // /face
 
 export const FaceFormSchema = z.object({
-  file: fileField('The image with faces (JPEG or PNG), as the multipart file part `file` (or `image`)'),
-  image: fileField('The same, under the name `image`: send one of the two'),
+  file: fileField(
+    'The image with faces (JPEG or PNG), as the multipart file part `file` (or `image`)',
+    false,
+  ),
+  image: fileField('The same image under the name `image`: send one of `file` and `image`', false),
   confidence_threshold: z
     .string()
     .regex(/^(0(\.\d+)?|1(\.0+)?)$/, 'must be a number from 0 to 1')
