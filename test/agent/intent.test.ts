@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  CLASSIFIER_MAX_TOKENS,
   DEFAULT_INTENT_THRESHOLD,
   IntentDetector,
   classifierCall,
@@ -20,6 +21,7 @@ import {
   type LlmRouter,
 } from '../../services/agent/src/domain/types.js';
 import { auth, startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { startAgent, type AgentTestServer } from './helpers.js';
 
 interface Row {
   readonly message: string;
@@ -326,7 +328,7 @@ describe('IntentDetector', () => {
 
   it('the call: one-line intents + examples, greedy, a JSON schema of the 13 intents, the message cut to 2000 chars', () => {
     const call = classifierCall(`${UNSURE} ${'x'.repeat(5000)}`, 'vi');
-    expect(call).toMatchObject({ intent: 'chat', temperature: 0, maxTokens: 24 });
+    expect(call).toMatchObject({ intent: 'chat', temperature: 0, maxTokens: CLASSIFIER_MAX_TOKENS });
     const system = call.messages[0]!;
     expect(system.role).toBe('system');
     for (const intent of CONCRETE_INTENTS) expect(system.content).toContain(`- ${intent}: `);
@@ -366,6 +368,14 @@ describe('IntentDetector with the real text LLM (tiny generated model)', () => {
     expect(d.source).toBe('llm');
     expect(CONCRETE_INTENTS).toContain(d.intent);
     expect(d.confidence).toBeGreaterThan(0);
+  });
+
+  it('the token cap holds the longest answer, {"intent":"face_recognize"}, even in the tiny character-level vocabulary', async () => {
+    const router = new HttpRouter(llm.url);
+    const candidates = ['face_recognize', 'patient_sim'] as const;
+    const reply = await router.complete(classifierCall(UNSURE, 'vi', candidates), signal());
+    expect(reply.finishReason).toBe('stop');
+    expect(candidates).toContain(parseClassifierReply(reply.text, candidates));
   });
 
   it('with a picture, the LLM may only choose among the picture intents', async () => {
@@ -417,6 +427,19 @@ describe('IntentDetector with the real text LLM (tiny generated model)', () => {
     const pending = detector.decide({ message: UNSURE, language: 'vi' }, during.signal);
     setTimeout(() => during.abort(new Error('gone mid-call')), 5);
     await expect(pending).rejects.toThrow('gone mid-call');
+  });
+
+  it("through the agent's own router (UpstreamPool) over the real LLM: source llm", async () => {
+    let agent: AgentTestServer | undefined;
+    try {
+      agent = await startAgent({ LLM_URL: llm.url });
+      const detector = new IntentDetector({ router: agent.service.upstreams, useLlm: true });
+      const d = await detector.decide({ message: UNSURE, language: 'vi' }, signal());
+      expect(d.source).toBe('llm');
+      expect(CONCRETE_INTENTS).toContain(d.intent);
+    } finally {
+      await agent?.close();
+    }
   });
 
   it('with the LLM down (closed port) falls back without throwing', async () => {
