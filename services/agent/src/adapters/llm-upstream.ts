@@ -1,0 +1,415 @@
+import { performance } from 'node:perf_hooks';
+import { loggableUrl } from '@clinicalsuite/kit';
+import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
+
+/**
+ * One OpenAI-compatible LLM upstream (`alpha4_service`, `beta3_service` or `beta_service`): a
+ * non-streamed completion, a streamed one read from its SSE, and a health probe. Plain fetch (its
+ * keep-alive pool) rather than the `openai` SDK: the retry and fallback policy is the router's
+ * (upstream-pool.ts), and every failure comes back as an `UpstreamFailure` saying whether another
+ * attempt could help.
+ */
+
+export type FailureKind =
+  /** Connection refused, reset, DNS: nothing answered. */
+  | 'connection'
+  /** The deadline passed (whole call, or a stream's first fragment). */
+  | 'timeout'
+  /** A status the upstream chose: 4xx/5xx. */
+  | 'status'
+  /** 2xx with a body that is not a completion. */
+  | 'bad_response';
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly upstream: UpstreamId,
+    readonly kind: FailureKind,
+    message: string,
+    /** The upstream's HTTP status (kind `status`). */
+    readonly status: number | null = null,
+    /** The upstream's own error message, cut short. */
+    readonly upstreamMessage: string | null = null,
+  ) {
+    super(message);
+    this.name = 'UpstreamFailure';
+  }
+
+  /** Worth another attempt on the same upstream: it may have been restarting. */
+  get retryable(): boolean {
+    return this.kind === 'connection' || (this.status !== null && [502, 503, 504].includes(this.status));
+  }
+
+  /** The request itself is wrong (400, 404, 413, 422): another upstream would refuse it too. */
+  get clientError(): boolean {
+    return this.kind === 'status' && this.status !== null && [400, 404, 413, 422].includes(this.status);
+  }
+}
+
+export type ProbeState = 'up' | 'not_ready' | 'down' | 'unauthorized';
+
+export interface ProbeResult {
+  readonly state: ProbeState;
+  readonly models: readonly string[];
+  readonly detail: string | null;
+  readonly latencyMs: number;
+}
+
+export interface UpstreamCompletion {
+  readonly text: string;
+  readonly upstreamModel: string;
+  readonly finishReason: string;
+  readonly usage: LlmUsage;
+}
+
+/** A streamed completion after its first fragment arrived. */
+export interface UpstreamStream {
+  readonly upstreamModel: string;
+  /** The first fragment (already read) and the rest; ends when the upstream sends [DONE]. */
+  readonly fragments: AsyncGenerator<string, void, undefined>;
+  readonly finishReason: () => string;
+  readonly usage: () => LlmUsage;
+}
+
+export interface UpstreamClientOptions {
+  readonly id: UpstreamId;
+  readonly baseUrl: string;
+  readonly token?: string | undefined;
+}
+
+const ZERO_USAGE: LlmUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+export class UpstreamClient {
+  readonly id: UpstreamId;
+  readonly baseUrl: string;
+  /** The URL without credentials or query, for messages and logs. */
+  readonly displayUrl: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: UpstreamClientOptions) {
+    this.id = options.id;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
+    this.headers = {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+    };
+  }
+
+  async complete(
+    call: LlmCall,
+    model: string,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<UpstreamCompletion> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const both = AbortSignal.any([signal, timeout]);
+    let text: string;
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify(requestBody(call, model, false)),
+        signal: both,
+      });
+      text = await res.text();
+    } catch (error) {
+      throw this.fetchFailure(error, signal, timeout, timeoutMs);
+    }
+    if (!res.ok) throw this.statusFailure(res.status, text);
+    return parseCompletion(text, model, (m) => new UpstreamFailure(this.id, 'bad_response', this.say(m)));
+  }
+
+  /**
+   * Starts a streamed completion and waits for its first text fragment (or its end), so that a
+   * failure before anything reached the client can still fall over to another upstream.
+   */
+  async stream(
+    call: LlmCall,
+    model: string,
+    signal: AbortSignal,
+    firstByteMs: number,
+  ): Promise<UpstreamStream> {
+    const local = new AbortController();
+    const onAbort = (): void => local.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const firstByte = AbortSignal.timeout(firstByteMs);
+    // Until the first fragment, the first-byte deadline aborts the request (headers included).
+    const onFirstByteTimeout = (): void => local.abort(firstByte.reason);
+    firstByte.addEventListener('abort', onFirstByteTimeout, { once: true });
+    const firstByteDone = (): void => firstByte.removeEventListener('abort', onFirstByteTimeout);
+    const release = (): void => {
+      firstByteDone();
+      signal.removeEventListener('abort', onAbort);
+    };
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...this.headers, accept: 'text/event-stream' },
+        body: JSON.stringify(requestBody(call, model, true)),
+        signal: local.signal,
+      });
+    } catch (error) {
+      release();
+      throw this.fetchFailure(error, signal, firstByte, firstByteMs);
+    }
+    if (!res.ok || res.body === null) {
+      const text = await res.text().catch(() => '');
+      release();
+      throw this.statusFailure(res.status, text);
+    }
+    let finishReason = 'unknown';
+    let usage: LlmUsage = ZERO_USAGE;
+    let upstreamModel = model;
+    const events = sseData(res.body, local.signal);
+    const fail = (m: string) => new UpstreamFailure(this.id, 'bad_response', this.say(m));
+    // Fragments from the parsed events; `finish_reason` and `usage` are picked up on the way.
+    const texts = async function* (): AsyncGenerator<string, void, undefined> {
+      for await (const data of events) {
+        if (data === '[DONE]') return;
+        let chunk: StreamChunk;
+        try {
+          chunk = JSON.parse(data) as StreamChunk;
+        } catch {
+          throw fail('sent a stream event that is not JSON');
+        }
+        if (chunk.error !== undefined)
+          throw fail(`ended the stream with an error: ${errorText(chunk.error)}`);
+        if (typeof chunk.model === 'string') upstreamModel = chunk.model;
+        if (chunk.usage != null) usage = toUsage(chunk.usage);
+        const choice = chunk.choices?.[0];
+        if (typeof choice?.finish_reason === 'string') finishReason = choice.finish_reason;
+        const content = choice?.delta?.content;
+        if (typeof content === 'string' && content !== '') yield content;
+      }
+    };
+    const iterator = texts();
+    // Wait for the first fragment, still under the first-byte deadline.
+    let first: IteratorResult<string, void>;
+    try {
+      first = await iterator.next();
+    } catch (error) {
+      release();
+      local.abort();
+      throw error instanceof UpstreamFailure
+        ? error
+        : this.fetchFailure(error, signal, firstByte, firstByteMs);
+    }
+    firstByteDone();
+    const fragments = (async function* () {
+      try {
+        if (first.done === true) return;
+        yield first.value;
+        yield* iterator;
+      } finally {
+        // Ended, broken out of, or failed: stop the upstream's generation.
+        release();
+        local.abort();
+      }
+    })();
+    return {
+      get upstreamModel() {
+        return upstreamModel;
+      },
+      fragments,
+      finishReason: () => finishReason,
+      usage: () => usage,
+    };
+  }
+
+  /** `/health` (the suite's LLM), then `/v1/models` (any OpenAI-compatible server). */
+  async probe(signal: AbortSignal): Promise<ProbeResult> {
+    const started = performance.now();
+    const result = (
+      state: ProbeState,
+      detail: string | null,
+      models: readonly string[] = [],
+    ): ProbeResult => ({
+      state,
+      models,
+      detail,
+      latencyMs: Math.round((performance.now() - started) * 10) / 10,
+    });
+    try {
+      const health = await fetch(`${this.baseUrl}/health`, { headers: this.headers, signal });
+      const text = await health.text();
+      if (health.status === 401 || health.status === 403)
+        return result(
+          'unauthorized',
+          this.say(`refused the token (${health.status}): set API_TOKEN to its token`),
+        );
+      if (health.status === 503)
+        return result('not_ready', this.say(`is not ready: ${upstreamMessage(text) ?? 'starting'}`));
+      if (!health.ok && health.status !== 404)
+        return result('down', this.say(`answered /health with ${health.status}`));
+      const models = await fetch(`${this.baseUrl}/v1/models`, { headers: this.headers, signal });
+      const listing = await models.text();
+      if (models.status === 401 || models.status === 403)
+        return result(
+          'unauthorized',
+          this.say(`refused the token (${models.status}): set API_TOKEN to its token`),
+        );
+      if (!models.ok) return result('down', this.say(`answered /v1/models with ${models.status}`));
+      return result('up', null, modelIds(listing));
+    } catch (error) {
+      return result('down', this.say(`is unreachable (${causeOf(error)})`));
+    }
+  }
+
+  /** "The LLM upstream alpha4_service at http://… <what>". */
+  say(what: string): string {
+    return `The LLM upstream ${this.id} at ${this.displayUrl} ${what}`;
+  }
+
+  private fetchFailure(error: unknown, signal: AbortSignal, timeout: AbortSignal, ms: number): Error {
+    if (signal.aborted) return signal.reason as Error;
+    if (error instanceof UpstreamFailure) return error;
+    if (timeout.aborted)
+      return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
+    return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${causeOf(error)})`));
+  }
+
+  private statusFailure(status: number, text: string): UpstreamFailure {
+    const said = upstreamMessage(text);
+    return new UpstreamFailure(
+      this.id,
+      'status',
+      this.say(`answered ${status}${said === undefined ? '' : `: ${said}`}`),
+      status,
+      said ?? null,
+    );
+  }
+}
+
+function requestBody(call: LlmCall, model: string, stream: boolean): Record<string, unknown> {
+  return {
+    model,
+    messages: call.messages,
+    max_tokens: call.maxTokens,
+    temperature: call.temperature,
+    ...(call.topP === undefined ? {} : { top_p: call.topP }),
+    ...(call.stop === undefined || call.stop.length === 0 ? {} : { stop: call.stop }),
+    ...(call.seed === undefined ? {} : { seed: call.seed }),
+    ...(call.jsonSchema === undefined
+      ? {}
+      : { response_format: { type: 'json_schema', json_schema: { ...call.jsonSchema, strict: true } } }),
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  };
+}
+
+interface StreamChunk {
+  model?: unknown;
+  choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
+  error?: unknown;
+}
+
+/** The `data:` payloads of an SSE body, one per event (multi-line data joined with newlines). */
+async function* sseData(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const cancel = (): void => void reader.cancel().catch(() => undefined);
+  signal.addEventListener('abort', cancel, { once: true });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = eventEnd(buffer)) >= 0) {
+        const raw = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^(\r\n\r\n|\n\n|\r\r)/, '');
+        const data = raw
+          .split(/\r\n|\r|\n/)
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
+        if (data.length > 0) yield data.join('\n');
+      }
+    }
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    cancel();
+  }
+}
+
+function eventEnd(buffer: string): number {
+  const candidates = ['\n\n', '\r\n\r\n', '\r\r'].map((s) => buffer.indexOf(s)).filter((i) => i >= 0);
+  return candidates.length === 0 ? -1 : Math.min(...candidates);
+}
+
+function parseCompletion(text: string, model: string, fail: (m: string) => Error): UpstreamCompletion {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw fail('answered with something other than JSON');
+  }
+  const b = body as {
+    model?: unknown;
+    choices?: { message?: { content?: unknown }; finish_reason?: unknown }[];
+    usage?: StreamChunk['usage'];
+  };
+  const choice = Array.isArray(b.choices) ? b.choices[0] : undefined;
+  const content = choice?.message?.content;
+  if (typeof content !== 'string') throw fail('answered without a message (choices[0].message.content)');
+  return {
+    text: content,
+    upstreamModel: typeof b.model === 'string' ? b.model : model,
+    finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : 'unknown',
+    usage: b.usage == null ? ZERO_USAGE : toUsage(b.usage),
+  };
+}
+
+function toUsage(u: NonNullable<StreamChunk['usage']>): LlmUsage {
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const promptTokens = n(u.prompt_tokens);
+  const completionTokens = n(u.completion_tokens);
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: n(u.total_tokens) || promptTokens + completionTokens,
+  };
+}
+
+function errorText(error: unknown): string {
+  const m = (error as { message?: unknown } | null)?.message;
+  return typeof m === 'string' ? m.slice(0, 300) : 'unknown error';
+}
+
+/** The message of an OpenAI `{error:{message}}` or a `{detail}` body, cut short. */
+export function upstreamMessage(text: string): string | undefined {
+  try {
+    const b = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown };
+    const m =
+      typeof b.error?.message === 'string'
+        ? b.error.message
+        : typeof b.detail === 'string'
+          ? b.detail
+          : undefined;
+    return m?.slice(0, 300);
+  } catch {
+    return undefined;
+  }
+}
+
+function modelIds(text: string): string[] {
+  try {
+    const b = JSON.parse(text) as { data?: { id?: unknown }[] };
+    return (b.data ?? []).flatMap((m) => (typeof m.id === 'string' ? [m.id] : []));
+  } catch {
+    return [];
+  }
+}
+
+/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
+export function causeOf(error: unknown): string {
+  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+  if (typeof e.cause?.code === 'string') return e.cause.code;
+  if (typeof e.code === 'string') return e.code;
+  if (typeof e.cause?.message === 'string') return e.cause.message;
+  return typeof e.message === 'string' ? e.message : 'unknown error';
+}

@@ -1,0 +1,402 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BadGatewayError,
+  BadRequestError,
+  GatewayTimeoutError,
+  ClientClosedRequestError,
+  type Logger,
+  type Readiness,
+} from '@clinicalsuite/kit';
+import type { UpstreamConfig } from '../config.js';
+import { upstreamOrder } from '../domain/routing.js';
+import type { LlmCall, LlmResult, LlmRouter, LlmStream, UpstreamId } from '../domain/types.js';
+import type { AgentMetrics, UpstreamOutcome } from '../metrics.js';
+import {
+  UpstreamClient,
+  UpstreamFailure,
+  type ProbeResult,
+  type ProbeState,
+  type UpstreamStream,
+} from './llm-upstream.js';
+
+/**
+ * The LLM router: the three upstreams behind one `LlmRouter`. A call goes to the upstreams in the
+ * order `upstreamOrder` gives (the forced one first; code and debug to `beta3_service` first), skipping
+ * those cooling down. On one upstream it retries a connection failure or a 502/503/504 with
+ * exponential backoff; when that upstream still fails or times out it moves on to the next (a stream
+ * too, as long as nothing reached the client) and puts the failed one in cooldown. A request the
+ * upstream refused as invalid (400/404/413/422) is not retried elsewhere: it is the client's. When
+ * every upstream failed: 502 (504 when the last failure was a timeout).
+ *
+ * It also probes each upstream's health periodically: the agent is ready once any upstream answered,
+ * a probe that finds a cooling upstream healthy ends its cooldown, and `/status` reads the results.
+ */
+
+export interface UpstreamPoolOptions {
+  readonly upstreams: readonly UpstreamConfig[];
+  readonly timeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+  readonly cooldownMs: number;
+  readonly probeMs: number;
+  /** Deadline of one health probe. */
+  readonly probeTimeoutMs: number;
+  readonly metrics: AgentMetrics;
+  readonly logger: Logger;
+  readonly readiness: Readiness;
+  /** Epoch ms. */
+  readonly now: () => number;
+}
+
+export interface UpstreamStatus {
+  readonly id: UpstreamId;
+  readonly url: string;
+  readonly state: ProbeState | 'unknown';
+  readonly latency_ms: number | null;
+  readonly detail: string | null;
+  /** The model name calls send (configured, or the upstream's first listed model). */
+  readonly model: string | null;
+  readonly cooling_down: boolean;
+  /** When the cooldown ends (ISO 8601), null when not cooling down. */
+  readonly cooldown_until: string | null;
+  readonly checked_at: string | null;
+}
+
+interface Upstream {
+  readonly client: UpstreamClient;
+  readonly configuredModel: string | undefined;
+  probe: ProbeResult | null;
+  checkedAt: number | null;
+  cooldownUntil: number;
+}
+
+export class UpstreamPool implements LlmRouter {
+  private readonly upstreams = new Map<UpstreamId, Upstream>();
+  private timer: NodeJS.Timeout | undefined;
+  private probing: Promise<readonly UpstreamStatus[]> | undefined;
+  private readonly stopController = new AbortController();
+
+  constructor(private readonly options: UpstreamPoolOptions) {
+    for (const u of options.upstreams) {
+      this.upstreams.set(u.id, {
+        client: new UpstreamClient({ id: u.id, baseUrl: u.baseUrl, token: u.token }),
+        configuredModel: u.model,
+        probe: null,
+        checkedAt: null,
+        cooldownUntil: 0,
+      });
+    }
+  }
+
+  /** The upstream ids, in configuration order. */
+  get ids(): readonly UpstreamId[] {
+    return [...this.upstreams.keys()];
+  }
+
+  /** Whether each upstream answered its last probe and is not cooling down (metrics). */
+  upMap(): ReadonlyMap<string, boolean> {
+    const now = this.options.now();
+    return new Map(
+      [...this.upstreams].map(([id, u]) => [id, u.probe?.state === 'up' && u.cooldownUntil <= now]),
+    );
+  }
+
+  async complete(call: LlmCall, signal: AbortSignal): Promise<LlmResult> {
+    const started = performance.now();
+    const { value, upstream, fellBackFrom } = await this.attemptInOrder(call, signal, (u, model) =>
+      this.completeOn(u, call, model, signal),
+    );
+    const m = this.options.metrics;
+    m.tokens.inc({ upstream, kind: 'prompt' }, value.usage.promptTokens);
+    m.tokens.inc({ upstream, kind: 'completion' }, value.usage.completionTokens);
+    return {
+      text: value.text,
+      model: upstream,
+      upstreamModel: value.upstreamModel,
+      finishReason: value.finishReason,
+      usage: value.usage,
+      fellBackFrom,
+      llmMs: performance.now() - started,
+    };
+  }
+
+  async stream(call: LlmCall, signal: AbortSignal): Promise<LlmStream> {
+    const { value, upstream, fellBackFrom } = await this.attemptInOrder(call, signal, (u, model) =>
+      this.streamOn(u, call, model, signal),
+    );
+    const metrics = this.options.metrics;
+    const fragments = value.fragments;
+    return {
+      model: upstream,
+      get upstreamModel() {
+        return value.upstreamModel;
+      },
+      fellBackFrom,
+      get finishReason() {
+        return value.finishReason();
+      },
+      get usage() {
+        return value.usage();
+      },
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* fragments;
+        } finally {
+          const usage = value.usage();
+          metrics.tokens.inc({ upstream, kind: 'prompt' }, usage.promptTokens);
+          metrics.tokens.inc({ upstream, kind: 'completion' }, usage.completionTokens);
+        }
+      },
+    };
+  }
+
+  /** Probes every upstream now (joins a round in flight) and schedules the next round. */
+  check(signal?: AbortSignal): Promise<readonly UpstreamStatus[]> {
+    this.probing ??= this.probeAll(signal).finally(() => {
+      this.probing = undefined;
+      this.schedule();
+    });
+    return this.probing;
+  }
+
+  /** The last probe results and cooldowns, without probing. */
+  statuses(): UpstreamStatus[] {
+    const now = this.options.now();
+    return [...this.upstreams.values()].map((u) => this.view(u, now));
+  }
+
+  start(): void {
+    void this.check();
+  }
+
+  stop(): void {
+    this.stopController.abort();
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(): void {
+    if (this.stopController.signal.aborted) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.check(), this.options.probeMs);
+    this.timer.unref();
+  }
+
+  private async probeAll(signal?: AbortSignal): Promise<readonly UpstreamStatus[]> {
+    const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
+    const abort = AbortSignal.any([this.stopController.signal, deadline, ...(signal ? [signal] : [])]);
+    // Upstreams sharing a base URL (all three default to LLM_URL) are probed once.
+    const byUrl = new Map<string, Promise<ProbeResult>>();
+    await Promise.all(
+      [...this.upstreams.values()].map(async (u) => {
+        let probe = byUrl.get(u.client.baseUrl);
+        if (probe === undefined) {
+          probe = u.client.probe(abort);
+          byUrl.set(u.client.baseUrl, probe);
+        }
+        this.record(u, await probe);
+      }),
+    );
+    return this.statuses();
+  }
+
+  private record(u: Upstream, probe: ProbeResult): void {
+    const { logger, readiness, now } = this.options;
+    if (this.stopController.signal.aborted) return;
+    const previous = u.probe?.state;
+    u.probe = probe;
+    u.checkedAt = now();
+    if (probe.state === 'up') {
+      if (u.cooldownUntil > u.checkedAt)
+        logger.info({ upstream: u.client.id }, 'LLM upstream healthy again: cooldown ended');
+      u.cooldownUntil = 0;
+      // Ready once any upstream answered; later outages answer 502 per call, not 503 for the agent.
+      if (!readiness.ready && readiness.reason !== 'shutting down') readiness.setReady();
+    }
+    if (previous !== probe.state) {
+      const fields = {
+        upstream: u.client.id,
+        url: u.client.displayUrl,
+        state: probe.state,
+        detail: probe.detail,
+      };
+      if (probe.state === 'up') logger.info(fields, 'LLM upstream available');
+      else logger.warn(fields, 'LLM upstream not available');
+    }
+  }
+
+  private view(u: Upstream, now: number): UpstreamStatus {
+    const cooling = u.cooldownUntil > now;
+    return {
+      id: u.client.id,
+      url: u.client.displayUrl,
+      state: u.probe?.state ?? 'unknown',
+      latency_ms: u.probe?.latencyMs ?? null,
+      detail: u.probe?.detail ?? null,
+      model: this.modelOf(u),
+      cooling_down: cooling,
+      cooldown_until: cooling ? new Date(u.cooldownUntil).toISOString() : null,
+      checked_at: u.checkedAt === null ? null : new Date(u.checkedAt).toISOString(),
+    };
+  }
+
+  private modelOf(u: Upstream): string | null {
+    return u.configuredModel ?? u.probe?.models[0] ?? null;
+  }
+
+  /** The model name to send: configured, else what the last probe listed (probing once if never). */
+  private async resolveModel(u: Upstream, signal: AbortSignal): Promise<string> {
+    let model = this.modelOf(u);
+    if (model !== null) return model;
+    this.record(
+      u,
+      await u.client.probe(AbortSignal.any([signal, AbortSignal.timeout(this.options.probeTimeoutMs)])),
+    );
+    model = this.modelOf(u);
+    if (model !== null) return model;
+    throw new UpstreamFailure(
+      u.client.id,
+      u.probe?.state === 'up' ? 'bad_response' : 'connection',
+      u.probe?.detail ?? u.client.say('lists no model: set its AGENT_<ID>_MODEL'),
+    );
+  }
+
+  /**
+   * Tries `run` on each upstream in order until one succeeds. Retries happen inside `runWithRetries`;
+   * an upstream whose base URL already failed to connect in this call is not tried again under
+   * another name (the three share LLM_URL by default).
+   */
+  private async attemptInOrder<T>(
+    call: LlmCall,
+    signal: AbortSignal,
+    run: (u: Upstream, model: string) => Promise<T>,
+  ): Promise<{ value: T; upstream: UpstreamId; fellBackFrom: UpstreamId[] }> {
+    const { metrics, logger } = this.options;
+    const now = this.options.now();
+    const order = upstreamOrder(call.intent, call.prefer ?? null, this.ids).flatMap((id) => {
+      const u = this.upstreams.get(id);
+      return u === undefined ? [] : [u];
+    });
+    // Cooling upstreams are the last resort, not skipped outright.
+    const candidates = [
+      ...order.filter((u) => u.cooldownUntil <= now),
+      ...order.filter((u) => u.cooldownUntil > now),
+    ];
+    const failed: UpstreamId[] = [];
+    const deadUrls = new Set<string>();
+    let last: UpstreamFailure | undefined;
+    for (const u of candidates) {
+      const id = u.client.id;
+      if (deadUrls.has(u.client.baseUrl)) {
+        failed.push(id);
+        continue;
+      }
+      const previous = failed.at(-1);
+      if (previous !== undefined) metrics.fallbacks.inc({ from: previous, to: id });
+      try {
+        const value = await this.runWithRetries(u, signal, run);
+        if (failed.length > 0)
+          logger.info({ upstream: id, fellBackFrom: failed }, 'LLM call answered after fallback');
+        return { value, upstream: id, fellBackFrom: failed };
+      } catch (error) {
+        if (!(error instanceof UpstreamFailure)) throw error;
+        if (error.clientError) {
+          // The upstream refused the request itself (context overflow, bad parameter): say so.
+          throw new BadRequestError(error.message);
+        }
+        last = error;
+        failed.push(id);
+        if (error.kind === 'connection' || error.kind === 'timeout') deadUrls.add(u.client.baseUrl);
+        if (error.status !== 429) this.coolDown(u, error);
+        logger.warn(
+          { upstream: id, kind: error.kind, status: error.status, err: error.message },
+          'LLM upstream failed',
+        );
+      }
+    }
+    metrics.exhausted.inc();
+    const tried = failed.join(', ');
+    const cause = last?.message ?? 'no LLM upstream is configured';
+    if (last?.kind === 'timeout')
+      throw new GatewayTimeoutError(`Every LLM upstream failed or timed out (${tried}); last: ${cause}`);
+    throw new BadGatewayError(`Every LLM upstream failed (${tried}); last: ${cause}`);
+  }
+
+  private async runWithRetries<T>(
+    u: Upstream,
+    signal: AbortSignal,
+    run: (u: Upstream, model: string) => Promise<T>,
+  ): Promise<T> {
+    const { metrics, retries, backoffMs } = this.options;
+    const upstream = u.client.id;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const model = await this.resolveModel(u, signal);
+        const value = await run(u, model);
+        metrics.upstreamRequests.inc({ upstream, outcome: 'ok' });
+        return value;
+      } catch (error) {
+        if (signal.aborted) {
+          metrics.upstreamRequests.inc({ upstream, outcome: 'aborted' });
+          throw signal.reason instanceof Error ? signal.reason : error;
+        }
+        if (!(error instanceof UpstreamFailure)) throw error;
+        metrics.upstreamRequests.inc({ upstream, outcome: outcomeOf(error) });
+        if (!error.retryable || attempt > retries) throw error;
+        metrics.upstreamRetries.inc({
+          upstream,
+          reason: error.kind === 'connection' ? 'connection' : `status_${error.status ?? 0}`,
+        });
+        const backoff = backoffMs * 2 ** (attempt - 1);
+        // Full jitter on half the backoff, so replicas retrying together spread out.
+        await sleep(backoff / 2 + Math.random() * (backoff / 2), undefined, { signal }).catch(() => {
+          throw signal.reason instanceof Error ? signal.reason : new ClientClosedRequestError();
+        });
+      }
+    }
+  }
+
+  private coolDown(u: Upstream, error: UpstreamFailure): void {
+    const { cooldownMs, metrics, now } = this.options;
+    if (cooldownMs <= 0) return;
+    u.cooldownUntil = now() + cooldownMs;
+    metrics.cooldowns.inc({ upstream: u.client.id });
+    this.options.logger.warn(
+      { upstream: u.client.id, cooldownMs, kind: error.kind },
+      'LLM upstream put in cooldown',
+    );
+  }
+
+  private async completeOn(u: Upstream, call: LlmCall, model: string, signal: AbortSignal) {
+    const started = performance.now();
+    const value = await u.client.complete(call, model, signal, this.options.timeoutMs);
+    this.options.metrics.upstreamDuration.observe(
+      { upstream: u.client.id },
+      (performance.now() - started) / 1000,
+    );
+    return value;
+  }
+
+  private async streamOn(
+    u: Upstream,
+    call: LlmCall,
+    model: string,
+    signal: AbortSignal,
+  ): Promise<UpstreamStream> {
+    const started = performance.now();
+    const value = await u.client.stream(call, model, signal, this.options.firstByteTimeoutMs);
+    this.options.metrics.upstreamFirstByte.observe(
+      { upstream: u.client.id },
+      (performance.now() - started) / 1000,
+    );
+    return value;
+  }
+}
+
+function outcomeOf(error: UpstreamFailure): UpstreamOutcome {
+  if (error.kind === 'timeout') return 'timeout';
+  if (error.status !== null && error.status >= 400 && error.status < 500) return 'refused';
+  return 'error';
+}

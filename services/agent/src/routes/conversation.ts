@@ -1,0 +1,423 @@
+import { performance } from 'node:perf_hooks';
+import { BadRequestError, defineRoute, type AnyRoute, type Logger } from '@clinicalsuite/kit';
+import type { Request, Response } from 'express';
+import type { IntentDecision } from '../domain/intent/index.js';
+import { debugTurn, isLlmIntent, userTurn, type LlmIntent } from '../domain/prompts.js';
+import type { ConcreteIntent, Intent, Language, UpstreamId } from '../domain/types.js';
+import {
+  AnalyzeRequestSchema,
+  ChatRequestSchema,
+  CodeRequestSchema,
+  DebugRequestSchema,
+  RunRequestSchema,
+  SummarizeRequestSchema,
+  TranslateRequestSchema,
+  TranslateResponseSchema,
+  TurnResponseSchema,
+} from '../schemas/api.js';
+import { FILE_INTENTS, type IntentActions } from './actions.js';
+import type { AgentRuntime } from './runtime.js';
+import { sseSink } from './sse.js';
+import { completeTurn, recordAction, streamTurn, type TurnReply, type TurnRequest } from './turns.js';
+
+/**
+ * The conversational endpoints: `/run` (intent detected or forced, dispatched to an LLM or a
+ * sub-service), and the fixed-intent `/chat`, `/analyze`, `/code`, `/debug`, `/translate`,
+ * `/summarize`. `stream: true` answers SSE where the spec allows it (/run, /chat, /code, /debug; and
+ * /analyze, which is /run with the intent fixed).
+ */
+
+const STREAM_DOC = {
+  200: {
+    description:
+      'With `stream: true`: server-sent events, each a text fragment, ending with `data: [DONE]`; ' +
+      'headers x-agent-intent, x-agent-model and x-agent-session-id say what answered',
+    contentType: 'text/event-stream',
+  },
+  400: { description: 'The message does not fit the context, or a file intent was forced without a file' },
+  401: { description: 'Missing or invalid token' },
+  502: { description: 'Every LLM upstream (or the sub-service) failed' },
+  504: { description: 'The LLM upstreams timed out' },
+} as const;
+
+export interface DispatchInput {
+  readonly text: string;
+  readonly language: Language;
+  readonly sessionId: string | null;
+  readonly force: Intent | null;
+  readonly prefer: UpstreamId | null;
+  readonly patientId?: string | undefined;
+  readonly hints?: { audio?: boolean; image?: boolean };
+  /** Set when the text came from a file (transcript, OCR): the intent that produced it. */
+  readonly from?: ConcreteIntent;
+}
+
+/** Decides the intent of a `/run`-style message and counts it. */
+export async function decideIntent(
+  rt: AgentRuntime,
+  input: DispatchInput,
+  signal: AbortSignal,
+): Promise<IntentDecision> {
+  const decision = await rt.intents.decide(
+    {
+      message: input.text,
+      language: input.language,
+      force: input.force,
+      ...(input.hints ? { hints: input.hints } : {}),
+    },
+    signal,
+  );
+  return decision;
+}
+
+/**
+ * The intent that will really run. One that cannot run as asked (transcribe, ocr or face without a
+ * file; patient_sim without a `patient_id`) is refused when forced, with what it needs, and answered
+ * as chat when only detected (the rules matched a word, not a request the agent can carry out).
+ */
+export function runnableIntent(
+  decision: IntentDecision,
+  has: { file: boolean; patient: boolean },
+): IntentDecision {
+  const missing =
+    FILE_INTENTS.has(decision.intent) && !has.file
+      ? `a file: send it to /run/multipart (field ${decision.intent === 'transcribe' ? 'audio' : 'image'}) or to /${
+          decision.intent === 'face_recognize' ? 'face' : decision.intent
+        }`
+      : decision.intent === 'patient_sim' && !has.patient
+        ? '`patient_id` (a case of the patient simulator), or use /patient'
+        : undefined;
+  if (missing === undefined) return decision;
+  if (decision.source === 'forced') {
+    throw new BadRequestError(`The ${decision.intent} intent needs ${missing}`, { param: 'force_intent' });
+  }
+  return { ...decision, intent: 'chat', source: 'default' };
+}
+
+export function llmTurnRequest(
+  rt: AgentRuntime,
+  input: DispatchInput,
+  intent: LlmIntent,
+  decision: Pick<IntentDecision, 'intent' | 'source'>,
+  options: { maxTokens?: number | undefined; temperature?: number | undefined } = {},
+): TurnRequest {
+  return {
+    text: input.text,
+    user: userTurn(intent, input.text, input.language),
+    intent,
+    decision: { intent, source: decision.source },
+    language: input.language,
+    sessionId: input.sessionId,
+    prefer: input.prefer,
+    maxTokens: options.maxTokens ?? rt.config.AGENT_MAX_TOKENS,
+    temperature: options.temperature ?? rt.config.AGENT_TEMPERATURE,
+  };
+}
+
+/**
+ * Runs a decided intent without streaming: an LLM turn, or the intent's action (sub-service, shell),
+ * recorded in the session like an LLM turn.
+ */
+export async function dispatch(
+  rt: AgentRuntime,
+  actions: IntentActions,
+  input: DispatchInput,
+  decision: IntentDecision,
+  signal: AbortSignal,
+  log: Logger,
+  receivedAt: number,
+): Promise<TurnReply> {
+  rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
+  if (isLlmIntent(decision.intent)) {
+    return completeTurn(rt, llmTurnRequest(rt, input, decision.intent, decision), signal, receivedAt);
+  }
+  const action = actions[decision.intent];
+  if (action === undefined) {
+    throw new BadRequestError(`The ${decision.intent} intent is not available through this endpoint`, {
+      param: 'force_intent',
+    });
+  }
+  const reply = await action(
+    { text: input.text, language: input.language, sessionId: input.sessionId, patientId: input.patientId },
+    signal,
+    log,
+  );
+  const sessionId = recordAction(
+    rt,
+    input.sessionId,
+    input.text,
+    reply.response,
+    decision.intent,
+    reply.model,
+  );
+  return {
+    response: reply.response,
+    intent: decision.intent,
+    model: reply.model,
+    session_id: sessionId,
+    processing_time_ms: Math.round(performance.now() - receivedAt),
+    intent_source: decision.source,
+    fell_back_from: [],
+    finish_reason: null,
+    usage: null,
+    history_trimmed: 0,
+    data: reply.data,
+  };
+}
+
+/**
+ * Answers `stream: true`: an LLM intent streams its fragments; any other intent runs whole and is
+ * sent as one fragment (the same framing, so a client needs one code path).
+ */
+export async function dispatchStream(
+  rt: AgentRuntime,
+  actions: IntentActions,
+  input: DispatchInput,
+  decision: IntentDecision,
+  ctx: { req: Request; res: Response; signal: AbortSignal; log: Logger; receivedAt: number },
+): Promise<void> {
+  const sink = sseSink(ctx.req, ctx.res);
+  if (isLlmIntent(decision.intent)) {
+    rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
+    const request = llmTurnRequest(rt, input, decision.intent, decision);
+    try {
+      await streamTurn(rt, request, ctx.signal, sink, 'sse');
+    } catch (error) {
+      sink.fail(error); // rethrows when nothing was sent yet: the kit answers with the status
+      ctx.log.warn({ err: error }, 'stream ended by a failure');
+    }
+    return;
+  }
+  const reply = await dispatch(rt, actions, input, decision, ctx.signal, ctx.log, ctx.receivedAt);
+  sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
+  await sink.fragment(reply.response);
+  sink.end();
+}
+
+export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/run',
+      summary: 'Run a message: detect (or force) the intent, answer with an LLM or a sub-service',
+      description:
+        '`force_intent` skips detection; `force_llm` (alpha4_service or beta3_service) is tried first. ' +
+        'Code and debug go to beta3_service. Search, speech, patient simulation and shell intents call ' +
+        'their sub-service; transcribe, ocr and face_recognize need a file (/run/multipart).',
+      tags: ['agent'],
+      body: RunRequestSchema,
+      response: TurnResponseSchema,
+      responses: STREAM_DOC,
+      handler: async ({ body, signal, log, req, res, receivedAt }) => {
+        const input: DispatchInput = {
+          text: body.message,
+          language: body.language,
+          sessionId: body.session_id,
+          force: body.force_intent,
+          prefer: body.force_llm,
+          patientId: body.patient_id,
+        };
+        if (body.message.trim() === '')
+          throw new BadRequestError('`message` is empty: say something (or send a file to /run/multipart)', {
+            param: 'message',
+          });
+        checkLength(rt, body.message);
+        const decision = runnableIntent(await decideIntent(rt, input, signal), {
+          file: false,
+          patient: body.patient_id !== undefined,
+        });
+        if (body.stream)
+          return dispatchStream(rt, actions, input, decision, { req, res, signal, log, receivedAt });
+        return dispatch(rt, actions, input, decision, signal, log, receivedAt);
+      },
+    }),
+    fixedRoute(rt, {
+      path: '/chat',
+      intent: 'chat',
+      summary: 'Chat with the primary LLM (intent fixed to chat); SSE with `stream: true`',
+      schema: ChatRequestSchema,
+    }),
+    fixedRoute(rt, {
+      path: '/analyze',
+      intent: 'analyze',
+      summary: 'Clinical analysis of symptoms and findings (intent fixed to analyze)',
+      schema: AnalyzeRequestSchema,
+    }),
+    fixedRoute(rt, {
+      path: '/code',
+      intent: 'code',
+      summary: 'Write code (routed to beta3_service); SSE with `stream: true`',
+      schema: CodeRequestSchema,
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/debug',
+      summary: 'Debug code and its error message (routed to beta3_service); SSE with `stream: true`',
+      description: 'Fields: `code`, `error` (message or stack trace), or everything in `message`.',
+      tags: ['agent'],
+      body: DebugRequestSchema,
+      response: TurnResponseSchema,
+      responses: STREAM_DOC,
+      handler: async ({ body, signal, log, req, res, receivedAt }) => {
+        const parts = [
+          body.code.trim() !== '' || body.error.trim() !== ''
+            ? debugTurn(body.code, body.error, body.language)
+            : '',
+          body.message.trim(),
+        ].filter((p) => p !== '');
+        const text = parts.join('\n\n');
+        checkLength(rt, text);
+        const input: DispatchInput = {
+          text,
+          language: body.language,
+          sessionId: body.session_id,
+          force: 'debug',
+          prefer: null,
+        };
+        const decision: IntentDecision = { intent: 'debug', source: 'fixed', confidence: 1, matched: [] };
+        if (body.stream)
+          return dispatchStream(rt, {}, input, decision, { req, res, signal, log, receivedAt });
+        return dispatch(rt, {}, input, decision, signal, log, receivedAt);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/translate',
+      summary: 'Translate a text (intent fixed to translate)',
+      tags: ['agent'],
+      body: TranslateRequestSchema,
+      response: TranslateResponseSchema,
+      handler: async ({ body, signal, receivedAt }) => {
+        checkLength(rt, body.text);
+        const language: Language = body.target_lang === 'en' ? 'en' : 'vi';
+        const reply = await completeTurn(
+          rt,
+          {
+            text: body.text,
+            user: userTurn('translate', body.text, language, {
+              sourceLang: body.source_lang,
+              targetLang: body.target_lang,
+            }),
+            intent: 'translate',
+            decision: { intent: 'translate', source: 'fixed' },
+            language,
+            sessionId: body.session_id,
+            prefer: null,
+            maxTokens: rt.config.AGENT_MAX_TOKENS,
+            temperature: Math.min(rt.config.AGENT_TEMPERATURE, 0.2),
+            withoutHistory: true,
+          },
+          signal,
+          receivedAt,
+        );
+        rt.metrics.intents.inc({ intent: 'translate', source: 'fixed' });
+        return {
+          ...reply,
+          source_text: body.text,
+          target_lang: body.target_lang,
+          translated: reply.response.trim(),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/summarize',
+      summary: 'Summarise a text (intent fixed to summarize)',
+      tags: ['agent'],
+      body: SummarizeRequestSchema,
+      response: TurnResponseSchema,
+      handler: async ({ body, signal, receivedAt }) => {
+        checkLength(rt, body.text);
+        rt.metrics.intents.inc({ intent: 'summarize', source: 'fixed' });
+        return completeTurn(
+          rt,
+          {
+            text: body.text,
+            user: userTurn('summarize', body.text, body.language),
+            intent: 'summarize',
+            decision: { intent: 'summarize', source: 'fixed' },
+            language: body.language,
+            sessionId: body.session_id,
+            prefer: null,
+            maxTokens: body.max_tokens ?? rt.config.AGENT_MAX_TOKENS,
+            temperature: Math.min(rt.config.AGENT_TEMPERATURE, 0.3),
+            withoutHistory: true,
+          },
+          signal,
+          receivedAt,
+        );
+      },
+    }),
+  ];
+}
+
+type FixedSchema = typeof ChatRequestSchema | typeof AnalyzeRequestSchema | typeof CodeRequestSchema;
+
+function fixedRoute(
+  rt: AgentRuntime,
+  options: { path: string; intent: LlmIntent; summary: string; schema: FixedSchema },
+): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: options.path,
+    summary: options.summary,
+    tags: ['agent'],
+    body: options.schema,
+    response: TurnResponseSchema,
+    responses: STREAM_DOC,
+    handler: async ({ body, signal, log, req, res, receivedAt }) => {
+      const b = body as {
+        message: string;
+        session_id: string | null;
+        language: Language;
+        stream: boolean;
+        max_tokens?: number;
+        temperature?: number;
+        force_llm?: UpstreamId | null;
+      };
+      checkLength(rt, b.message);
+      const input: DispatchInput = {
+        text: b.message,
+        language: b.language,
+        sessionId: b.session_id,
+        force: options.intent,
+        prefer: b.force_llm ?? null,
+      };
+      const decision: IntentDecision = {
+        intent: options.intent,
+        source: 'fixed',
+        confidence: 1,
+        matched: [],
+      };
+      const sizes = { maxTokens: b.max_tokens, temperature: b.temperature };
+      if (b.stream) {
+        const sink = sseSink(req, res);
+        rt.metrics.intents.inc({ intent: options.intent, source: 'fixed' });
+        try {
+          await streamTurn(
+            rt,
+            llmTurnRequest(rt, input, options.intent, decision, sizes),
+            signal,
+            sink,
+            'sse',
+          );
+        } catch (error) {
+          sink.fail(error);
+          log.warn({ err: error }, 'stream ended by a failure');
+        }
+        return undefined;
+      }
+      rt.metrics.intents.inc({ intent: options.intent, source: 'fixed' });
+      return completeTurn(rt, llmTurnRequest(rt, input, options.intent, decision, sizes), signal, receivedAt);
+    },
+  });
+}
+
+export function checkLength(rt: AgentRuntime, text: string): void {
+  if (text.length > rt.config.AGENT_MAX_MESSAGE_CHARS) {
+    throw new BadRequestError(
+      `The message is ${text.length} characters long; at most ${rt.config.AGENT_MAX_MESSAGE_CHARS} (AGENT_MAX_MESSAGE_CHARS)`,
+      { param: 'message' },
+    );
+  }
+}

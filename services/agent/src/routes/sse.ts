@@ -1,0 +1,30 @@
+import { openSse } from '@clinicalsuite/kit';
+import type { Request, Response } from 'express';
+import type { FragmentSink } from './turns.js';
+
+/**
+ * The agent's SSE framing (spec, Events): each event's data is a text fragment, the stream ends with
+ * `data: [DONE]`. Intent, model and session id travel in response headers, sent with the first
+ * fragment once the answering upstream is known (`x-agent-intent`, `x-agent-model`,
+ * `x-agent-session-id`). A failure after the first fragment ends the stream with an `error` event.
+ */
+export function sseSink(req: Request, res: Response): FragmentSink & { fail(error: unknown): void } {
+  let sse: ReturnType<typeof openSse> | undefined;
+  return {
+    start(meta) {
+      sse = openSse(req, res, {
+        headers: {
+          'x-agent-intent': meta.intent,
+          'x-agent-model': meta.model,
+          'x-agent-session-id': meta.session_id,
+        },
+      });
+    },
+    fragment: (text) => sse?.send(text) ?? Promise.resolve(),
+    end: () => sse?.done(),
+    fail(error) {
+      if (sse === undefined) throw error;
+      sse.fail(error);
+    },
+  };
+}

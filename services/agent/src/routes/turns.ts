@@ -1,0 +1,199 @@
+import { performance } from 'node:perf_hooks';
+import { BadRequestError } from '@clinicalsuite/kit';
+import type { IntentDecision } from '../domain/intent/index.js';
+import { systemPrompt, type LlmIntent } from '../domain/prompts.js';
+import { fitHistory, type Session, type SessionMessage } from '../domain/sessions.js';
+import type {
+  ChatMessage,
+  ConcreteIntent,
+  Language,
+  LlmCall,
+  LlmUsage,
+  UpstreamId,
+} from '../domain/types.js';
+import type { AgentRuntime } from './runtime.js';
+
+/**
+ * One conversational turn answered by an LLM, streamed or not: open the session, fit its history
+ * into the context with the system prompt and the new message, call the router, record the exchange
+ * (only when the reply completed: an aborted or failed turn leaves the session as it was).
+ */
+
+export interface TurnRequest {
+  /** What the user said, as recorded in the session. */
+  readonly text: string;
+  /** The user turn sent to the LLM (the text, or the text framed for the intent). */
+  readonly user: ChatMessage;
+  readonly intent: LlmIntent;
+  readonly decision: Pick<IntentDecision, 'intent' | 'source'>;
+  readonly language: Language;
+  readonly sessionId: string | null;
+  readonly prefer: UpstreamId | null;
+  readonly maxTokens: number;
+  readonly temperature: number;
+  /** Replaces the intent's system prompt. */
+  readonly system?: string | null;
+  /** Leave the session's history out of the prompt (e.g. /translate of a standalone text). */
+  readonly withoutHistory?: boolean;
+}
+
+export interface TurnReply {
+  readonly response: string;
+  readonly intent: ConcreteIntent;
+  readonly model: string;
+  readonly session_id: string;
+  readonly processing_time_ms: number;
+  readonly intent_source: IntentDecision['source'];
+  readonly fell_back_from: UpstreamId[];
+  readonly finish_reason: string | null;
+  readonly usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  readonly history_trimmed: number;
+  readonly data?: Record<string, unknown>;
+}
+
+/** Where a streamed turn goes: SSE or a WebSocket. */
+export interface FragmentSink {
+  /** Before the first fragment, once the answering upstream is known. */
+  start(meta: { intent: ConcreteIntent; model: string; session_id: string }): void;
+  fragment(text: string): Promise<void>;
+  /** The reply completed. */
+  end(): void;
+}
+
+interface Prepared {
+  readonly session: Session;
+  readonly call: LlmCall;
+  readonly trimmed: number;
+}
+
+export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
+  const now = rt.now();
+  const { session, created } = rt.sessions.open(req.sessionId ?? rt.newSessionId(), now);
+  if (created) rt.metrics.sessionsCreated.inc();
+  const system = [systemPrompt(req.intent, req.language, req.system)];
+  const history: ChatMessage[] = req.withoutHistory
+    ? []
+    : session.messages.map((m) => ({ role: m.role, content: m.content }));
+  const fit = fitHistory(system, history, [req.user], rt.config.AGENT_CONTEXT_TOKENS, req.maxTokens);
+  if ('overBy' in fit) {
+    throw new BadRequestError(
+      `The message does not fit the model's context: about ${fit.overBy} tokens over ` +
+        `(${rt.config.AGENT_CONTEXT_TOKENS} tokens of context, ${req.maxTokens} reserved for the reply). ` +
+        'Shorten the message or lower max_tokens.',
+      { param: 'message' },
+    );
+  }
+  if (fit.dropped > 0) rt.metrics.historyTrimmed.inc(fit.dropped);
+  return {
+    session,
+    trimmed: fit.dropped,
+    call: {
+      messages: [...system, ...fit.kept, req.user],
+      maxTokens: req.maxTokens,
+      temperature: req.temperature,
+      intent: req.intent,
+      prefer: req.prefer,
+    },
+  };
+}
+
+export async function completeTurn(
+  rt: AgentRuntime,
+  req: TurnRequest,
+  signal: AbortSignal,
+  receivedAt: number,
+): Promise<TurnReply> {
+  const { session, call, trimmed } = prepareTurn(rt, req);
+  const result = await rt.router.complete(call, signal);
+  record(rt, session, req, result.text, result.model);
+  const total = performance.now() - receivedAt;
+  rt.metrics.overhead.observe(Math.max(0, total - result.llmMs) / 1000);
+  return {
+    response: result.text,
+    intent: req.intent,
+    model: result.model,
+    session_id: session.id,
+    processing_time_ms: Math.round(total),
+    intent_source: req.decision.source,
+    fell_back_from: [...result.fellBackFrom],
+    finish_reason: result.finishReason,
+    usage: usageBody(result.usage),
+    history_trimmed: trimmed,
+  };
+}
+
+/**
+ * Streams a turn into `sink`. Resolves when the reply ended; rejects before `sink.start` when no
+ * upstream could start it (the caller answers with an error status), or after it with the failure
+ * (the caller ends the stream with an error event).
+ */
+export async function streamTurn(
+  rt: AgentRuntime,
+  req: TurnRequest,
+  signal: AbortSignal,
+  sink: FragmentSink,
+  transport: 'sse' | 'ws',
+): Promise<void> {
+  const { session, call } = prepareTurn(rt, req);
+  const stream = await rt.router.stream(call, signal);
+  sink.start({ intent: req.intent, model: stream.model, session_id: session.id });
+  const open = rt.metrics.streamsOpen.labels({ transport });
+  open.inc();
+  let text = '';
+  try {
+    for await (const fragment of stream) {
+      if (signal.aborted) break;
+      text += fragment;
+      await sink.fragment(fragment);
+    }
+  } finally {
+    open.dec();
+  }
+  if (signal.aborted) return;
+  record(rt, session, req, text, stream.model);
+  sink.end();
+}
+
+function record(rt: AgentRuntime, session: Session, req: TurnRequest, reply: string, model: string): void {
+  const now = rt.now();
+  const exchange: SessionMessage[] = [
+    { role: 'user', content: req.text, timestamp: now },
+    { role: 'assistant', content: reply, timestamp: now, intent: req.intent, model },
+  ];
+  rt.sessions.record(session, exchange, now);
+}
+
+/** Records a turn answered by something other than an LLM (a sub-service, the shell). */
+export function recordAction(
+  rt: AgentRuntime,
+  sessionId: string | null,
+  text: string,
+  reply: string,
+  intent: ConcreteIntent,
+  model: string,
+): string {
+  const now = rt.now();
+  const { session, created } = rt.sessions.open(sessionId ?? rt.newSessionId(), now);
+  if (created) rt.metrics.sessionsCreated.inc();
+  rt.sessions.record(
+    session,
+    [
+      { role: 'user', content: text, timestamp: now },
+      { role: 'assistant', content: reply, timestamp: now, intent, model },
+    ],
+    now,
+  );
+  return session.id;
+}
+
+export function usageBody(u: LlmUsage): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+} {
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.totalTokens,
+  };
+}

@@ -1,0 +1,304 @@
+import type { IncomingMessage, Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Duplex } from 'node:stream';
+import {
+  ClientClosedRequestError,
+  GatewayTimeoutError,
+  ServiceUnavailableError,
+  checkBearer,
+  toHttpError,
+  type AuthOptions,
+} from '@clinicalsuite/kit';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { z } from 'zod';
+import { isLlmIntent } from '../domain/prompts.js';
+import { INTENTS, UPSTREAM_IDS } from '../domain/types.js';
+import { LanguageSchema } from '../schemas/api.js';
+import type { IntentActions } from './actions.js';
+import {
+  decideIntent,
+  dispatch,
+  llmTurnRequest,
+  runnableIntent,
+  type DispatchInput,
+} from './conversation.js';
+import type { AgentRuntime } from './runtime.js';
+import { streamTurn, type FragmentSink } from './turns.js';
+
+/**
+ * `WS /ws/chat` (spec, Events): the client authenticates with `?token=` or with a first frame
+ * `{type:'auth', token}`; the server answers `{type:'auth_ok'}`. A failed authentication closes the
+ * socket with 1008 (policy violation) and a reason, before any work. Then each JSON message
+ * (`message`, `session_id`, `language`, `force_intent`, `force_llm`) gets a metadata frame
+ * `{type:'metadata', intent, model, session_id}`, the reply's text fragments as text frames, and the
+ * frame `[DONE]`. A failure is a frame `{type:'error', status, code, message}` followed by `[DONE]`.
+ * Messages on one socket are answered in order; closing the socket stops the generation in flight.
+ */
+
+export const WS_PATH = '/ws/chat';
+/** RFC 6455 close codes. */
+export const CLOSE_POLICY = 1008;
+const CLOSE_GOING_AWAY = 1001;
+const AUTH_TIMEOUT_MS = 10_000;
+const PING_MS = 30_000;
+
+const AuthFrameSchema = z.object({ type: z.literal('auth'), token: z.string().min(1) });
+
+export const WsMessageSchema = z.object({
+  message: z.string().min(1),
+  session_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9._:-]+$/)
+    .nullable()
+    .default(null),
+  language: LanguageSchema.default('vi'),
+  force_intent: z.enum(INTENTS).nullable().default(null),
+  force_llm: z.enum(UPSTREAM_IDS).nullable().default(null),
+  patient_id: z.string().min(1).max(200).optional(),
+});
+
+export interface ChatSocketOptions {
+  readonly rt: AgentRuntime;
+  readonly auth: AuthOptions;
+  readonly actions: IntentActions;
+  readonly scopes: readonly string[];
+}
+
+export interface ChatSocket {
+  /** Closes every connection (1001) and stops their work. */
+  close(): void;
+}
+
+export function attachChatSocket(server: Server, options: ChatSocketOptions): ChatSocket {
+  const { rt } = options;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: Math.max(64 * 1024, rt.config.AGENT_MAX_MESSAGE_CHARS * 4 + 4096),
+  });
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = new URL(req.url ?? '/', 'http://agent');
+    if (url.pathname !== WS_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const token = url.searchParams.get('token');
+      new Connection(ws, options, token === '' ? null : token).start();
+    });
+  };
+  server.on('upgrade', onUpgrade);
+  return {
+    close() {
+      server.off('upgrade', onUpgrade);
+      for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'server shutting down');
+      wss.close();
+    },
+  };
+}
+
+class Connection {
+  private authed = false;
+  private readonly queue: unknown[] = [];
+  private busy = false;
+  private current: AbortController | undefined;
+  private readonly closed = new AbortController();
+  private alive = true;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly options: ChatSocketOptions,
+    private readonly queryToken: string | null,
+  ) {}
+
+  start(): void {
+    const { rt } = this.options;
+    rt.metrics.wsConnections.inc();
+    this.ws.on('close', () => {
+      rt.metrics.wsConnections.dec();
+      this.closed.abort(new ClientClosedRequestError());
+      this.current?.abort(new ClientClosedRequestError());
+      clearInterval(ping);
+    });
+    this.ws.on('pong', () => {
+      this.alive = true;
+    });
+    const ping = setInterval(() => {
+      if (!this.alive) {
+        this.ws.terminate();
+        return;
+      }
+      this.alive = false;
+      this.ws.ping();
+    }, PING_MS);
+    ping.unref();
+    this.ws.on('error', (error) => rt.logger.debug({ err: error }, 'websocket error'));
+    if (this.queryToken !== null) {
+      if (!this.authenticate(this.queryToken)) return;
+    } else {
+      const timer = setTimeout(() => {
+        if (!this.authed)
+          this.refuse('timeout', 'authentication required: send {"type":"auth","token":...} first');
+      }, AUTH_TIMEOUT_MS);
+      timer.unref();
+      this.ws.once('close', () => clearTimeout(timer));
+    }
+    this.ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    if (isBinary) {
+      if (!this.authed)
+        this.refuse('bad_frame', 'authentication required: the first frame must be a JSON auth frame');
+      else this.sendError(400, 'bad_request', 'Send messages as JSON text frames');
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawText(data));
+    } catch {
+      parsed = undefined;
+    }
+    if (!this.authed) {
+      const frame = AuthFrameSchema.safeParse(parsed);
+      if (!frame.success) {
+        this.refuse(
+          'bad_frame',
+          'authentication required: the first frame must be {"type":"auth","token":...}',
+        );
+        return;
+      }
+      this.authenticate(frame.data.token);
+      return;
+    }
+    if (parsed === undefined) {
+      this.sendError(400, 'bad_request', 'The frame is not JSON');
+      this.send('[DONE]');
+      return;
+    }
+    this.queue.push(parsed);
+    void this.drain();
+  }
+
+  /** Checks a token; on failure closes with 1008 and the reason. */
+  private authenticate(token: string): boolean {
+    const check = checkBearer(this.options.auth.tokens, this.options.scopes, token);
+    if (check !== 'ok') {
+      this.refuse(check, check === 'invalid' ? 'invalid token' : 'the token lacks the ai_agent scope');
+      return false;
+    }
+    this.authed = true;
+    this.send(JSON.stringify({ type: 'auth_ok' }));
+    return true;
+  }
+
+  private refuse(reason: string, message: string): void {
+    this.options.rt.metrics.wsAuthFailures.inc({ reason });
+    this.options.rt.logger.info({ reason }, 'websocket authentication failed');
+    this.ws.close(CLOSE_POLICY, message.slice(0, 120));
+  }
+
+  private async drain(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.queue.length > 0 && !this.closed.signal.aborted) {
+        await this.answer(this.queue.shift());
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async answer(frame: unknown): Promise<void> {
+    const { rt, actions } = this.options;
+    const body = WsMessageSchema.safeParse(frame);
+    if (!body.success) {
+      const fields = body.error.issues
+        .map((i) => `${i.path.join('.') || '(frame)'}: ${i.message}`)
+        .join('; ');
+      this.sendError(422, 'validation_error', `Invalid message: ${fields}`);
+      this.send('[DONE]');
+      return;
+    }
+    const receivedAt = performance.now();
+    const controller = new AbortController();
+    this.current = controller;
+    const deadline = setTimeout(
+      () =>
+        controller.abort(
+          new GatewayTimeoutError(`The request exceeded the ${rt.config.REQUEST_TIMEOUT_MS} ms deadline`),
+        ),
+      rt.config.REQUEST_TIMEOUT_MS,
+    );
+    const signal = AbortSignal.any([controller.signal, this.closed.signal]);
+    let release: (() => void) | undefined;
+    try {
+      if (!rt.readiness.ready)
+        throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
+      release = await rt.gate.acquire(signal);
+      const b = body.data;
+      const input: DispatchInput = {
+        text: b.message,
+        language: b.language,
+        sessionId: b.session_id,
+        force: b.force_intent,
+        prefer: b.force_llm,
+        patientId: b.patient_id,
+      };
+      const decision = runnableIntent(await decideIntent(rt, input, signal), {
+        file: false,
+        patient: b.patient_id !== undefined,
+      });
+      const sink = this.sink();
+      if (isLlmIntent(decision.intent)) {
+        rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
+        await streamTurn(rt, llmTurnRequest(rt, input, decision.intent, decision), signal, sink, 'ws');
+      } else {
+        const reply = await dispatch(rt, actions, input, decision, signal, rt.logger, receivedAt);
+        sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
+        await sink.fragment(reply.response);
+        sink.end();
+      }
+    } catch (error) {
+      if (this.closed.signal.aborted) return;
+      const e = toHttpError(signal.aborted && signal.reason instanceof Error ? signal.reason : error);
+      if (e.status >= 500) rt.logger.warn({ err: error, status: e.status }, 'websocket reply failed');
+      this.sendError(e.status, e.code, e.message);
+      this.send('[DONE]');
+    } finally {
+      clearTimeout(deadline);
+      release?.();
+      this.current = undefined;
+    }
+  }
+
+  private sink(): FragmentSink {
+    return {
+      start: (meta) => this.send(JSON.stringify({ type: 'metadata', ...meta })),
+      fragment: (text) => this.sendAndWait(text),
+      end: () => this.send('[DONE]'),
+    };
+  }
+
+  private send(text: string): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+
+  /** Sends and waits while the socket's buffer is full (back-pressure). */
+  private async sendAndWait(text: string): Promise<void> {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    await new Promise<void>((resolve) => this.ws.send(text, () => resolve()));
+  }
+
+  private sendError(status: number, code: string, message: string): void {
+    this.send(JSON.stringify({ type: 'error', status, code, message }));
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
