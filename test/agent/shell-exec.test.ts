@@ -279,6 +279,19 @@ describe('allowed commands run', () => {
     expect((await attempts(agent))['timeout']).toBe(1);
   }, 15_000);
 
+  it('a client that goes away kills its command', async () => {
+    const marker = '28.4261';
+    const abort = new AbortController();
+    const pending = agentPost(`${agent.url}/shell`, { command: `sleep ${marker}` }, { signal: abort.signal });
+    await waitUntil(() => sleepers(marker).length === 1);
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    // Well before its 2 s deadline.
+    await waitUntil(() => sleepers(marker).length === 0, 1000);
+    const last = agent.logs.filter((l) => l['msg'] === 'shell attempt').at(-1)!['shell'];
+    expect(last).toMatchObject({ outcome: 'failed', reason: 'aborted', program: 'sleep' });
+  });
+
   it('the output cap truncates stdout and flags it', async () => {
     const r = await shell(agent, { command: 'cat big.txt' });
     expect(r.status).toBe(200);
@@ -407,4 +420,12 @@ async function llmChatCalls(): Promise<number> {
     total += Number(m[1]);
   }
   return total;
+}
+
+async function waitUntil(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { relative as relativePath } from 'node:path';
+import { relative as relativePath, resolve } from 'node:path';
 import {
   ForbiddenError,
   InternalError,
@@ -91,12 +91,14 @@ export function createShell(config: AgentConfig, deps: ShellDeps): Shell {
   const self = deps.processIds ?? { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
   const ids = runAsIds(config, self);
   const runner = new CommandRunner();
+  /** SHELL_WORKDIR made absolute (the policy reads workdirs against it). */
+  const rootPath = resolve(config.shellWorkdir);
   let root: Promise<string> | undefined;
 
   if (config.SHELL_EXEC_ENABLED) warnAtStart(config, deps.logger, ids, self);
 
   const realRoot = (): Promise<string> => {
-    root ??= prepareRoot(config.shellWorkdir).catch((error: unknown) => {
+    root ??= prepareRoot(rootPath).catch((error: unknown) => {
       root = undefined;
       throw new ServiceUnavailableError(
         `The shell's working directory ${config.shellWorkdir} cannot be created (SHELL_WORKDIR)`,
@@ -173,7 +175,7 @@ export function createShell(config: AgentConfig, deps: ShellDeps): Shell {
       const decision = decide(request.command, policy);
       if (decision.kind === 'refused')
         throw blocked(log, decision.refusal, false, firstWord(request.command));
-      const where = relativeWorkdir(config.shellWorkdir, request.workdir);
+      const where = relativeWorkdir(rootPath, request.workdir);
       if (!where.ok) throw blocked(log, where.refusal, false);
       const base = await realRoot();
       const workdir = await resolveWorkdir(base, where.value);

@@ -5,7 +5,7 @@ import { accept, quote, refuse, type Checked } from './refusal.js';
 /**
  * The request's `workdir`, read against the shell root (SHELL_WORKDIR): null is the root itself; a
  * relative path is taken from the root; an absolute path must lie inside the root. The answer is the
- * path relative to the root (`.` for the root). Lexical only: the adapter resolves symbolic links
+ * path relative to the root (`.` for the root). `root` must be absolute. Lexical only: the adapter resolves symbolic links
  * and checks the real path again.
  */
 export function relativeWorkdir(root: string, workdir: string | null): Checked<string> {
