@@ -3,8 +3,10 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
+  AUDIO_INTENTS,
   CLASSIFIER_MAX_TOKENS,
   DEFAULT_INTENT_THRESHOLD,
+  IMAGE_INTENTS,
   IntentDetector,
   classifierCall,
   detectByRules,
@@ -135,10 +137,11 @@ describe('the rules in detail', () => {
       matched: ['hint.image'],
     });
     expect(detectByRules('Nhận diện khuôn mặt', { image: true })?.intent).toBe('face_recognize');
-    // Text asking for another intent cannot leave the image's intents.
-    expect(['ocr', 'face_recognize', 'analyze']).toContain(
-      detectByRules('Dịch sang tiếng Anh', { image: true })?.intent,
-    );
+    // The text may ask for work on what the file holds (here: translate the text read from it)...
+    expect(detectByRules('Dịch sang tiếng Anh', { image: true })?.intent).toBe('translate');
+    // ...but cannot leave the file's intents: a coding request about a picture stays a picture intent.
+    expect(IMAGE_INTENTS).toContain(detectByRules('viết code python', { image: true })?.intent);
+    expect(AUDIO_INTENTS).toContain(detectByRules('nhận diện khuôn mặt', { audio: true })?.intent);
     expect(detectByRules('')).toBeNull();
     expect(detectByRules('👍')).toBeNull();
   });
@@ -386,10 +389,10 @@ describe('IntentDetector with the real text LLM (tiny generated model)', () => {
       signal(),
     );
     expect(router.calls[0]!.jsonSchema!.schema).toMatchObject({
-      properties: { intent: { enum: ['ocr', 'face_recognize', 'analyze'] } },
+      properties: { intent: { enum: [...IMAGE_INTENTS] } },
     });
     expect(d.source).toBe('llm');
-    expect(['ocr', 'face_recognize', 'analyze']).toContain(d.intent);
+    expect(IMAGE_INTENTS).toContain(d.intent);
   });
 
   it('a reply that is not {"intent": ...} falls back to the rules or chat (default)', async () => {

@@ -437,6 +437,116 @@ describe('POST /patient', () => {
   });
 });
 
+describe('/run and /run/multipart on sub-service intents', () => {
+  interface RunBody {
+    response: string;
+    intent: string;
+    model: string;
+    session_id: string;
+    intent_source: string;
+    data?: Record<string, unknown>;
+  }
+
+  it('an audio file alone is transcribed by the stt service', async () => {
+    const res = await agentForm<RunBody>(
+      `${agent.url}/run/multipart`,
+      { audio: { bytes: speech.short.wav, name: speech.short.name, type: 'audio/wav' } },
+      { language: 'en' },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ intent: 'transcribe', model: 'stt', intent_source: 'rules' });
+    expect(wordErrorRate(speech.short.transcript, res.body.response)).toBeLessThan(0.5);
+    expect(res.body.data?.['transcript']).toBe(res.body.response);
+  });
+
+  it('an image alone is read by the OCR service; with a request, the LLM answers on the text found', async () => {
+    const alone = await agentForm<RunBody>(`${agent.url}/run/multipart`, {
+      image: { bytes: enNote, name: 'note.png', type: 'image/png' },
+    });
+    expect(alone.status).toBe(200);
+    expect(alone.body).toMatchObject({ intent: 'ocr', model: 'ocr' });
+    expect(characterAccuracy(EN_NOTE.join('\n'), alone.body.response)).toBeGreaterThan(0.9);
+    await llmReset(llm.url);
+    const asked = await agentForm<RunBody>(
+      `${agent.url}/run/multipart`,
+      { image: { bytes: enNote, name: 'note.png', type: 'image/png' } },
+      { message: 'Summarize this document', language: 'en' },
+    );
+    expect(asked.status).toBe(200);
+    expect(asked.body).toMatchObject({ intent: 'summarize', model: 'alpha4_service' });
+    expect(asked.body.data?.['ocr_text']).toBe(alone.body.response);
+  });
+
+  it('face_recognize sends the image to the face service', async () => {
+    const res = await agentForm<RunBody>(
+      `${agent.url}/run/multipart`,
+      { image: { bytes: readFileSync(photos.biden), name: 'biden.jpg', type: 'image/jpeg' } },
+      { force_intent: 'face_recognize' },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ intent: 'face_recognize', model: 'face' });
+    expect(res.body.response).toMatch(/^1 face\(s\)/);
+    expect(res.body.data).toMatchObject({ faces_detected: 1 });
+  });
+
+  it('refuses a file of the wrong kind, and a forced intent without its file', async () => {
+    const wrong = await agentForm(`${agent.url}/run/multipart`, {
+      audio: { bytes: Buffer.from('not audio at all'), name: 'notes.txt', type: 'text/plain' },
+    });
+    expect(wrong.status).toBe(415);
+    const missing = await agentForm(
+      `${agent.url}/run/multipart`,
+      { image: { bytes: enNote, name: 'note.png', type: 'image/png' } },
+      { force_intent: 'transcribe' },
+    );
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.body)).toMatch(/audio/);
+  });
+
+  it('search_code answers with the codes the code search found', async () => {
+    const res = await agentPost(`${agent.url}/run`, {
+      message: 'tra mã ICD-10 cho viêm phổi',
+      language: 'vi',
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as RunBody;
+    expect(body).toMatchObject({ intent: 'search_code', model: 'codesearch', intent_source: 'rules' });
+    expect(body.response).toMatch(/^J18\.9 \(ICD10\): /m);
+    expect((body.data?.['results'] as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('tts answers with the audio, patient_sim with the patient in one session, shell with 403 when off', async () => {
+    const spoken = (await (
+      await agentPost(`${agent.url}/run`, { message: 'Xin chào', force_intent: 'tts' })
+    ).json()) as RunBody;
+    expect(spoken).toMatchObject({ intent: 'tts', model: 'tts', response: 'Xin chào' });
+    expect(
+      Buffer.from(spoken.data?.['audio_base64'] as string, 'base64')
+        .subarray(0, 4)
+        .toString(),
+    ).toBe('RIFF');
+
+    const turn = async (session_id: string | null) => {
+      const res = await agentPost(`${agent.url}/run`, {
+        message: 'How long have you had the cough?',
+        force_intent: 'patient_sim',
+        patient_id: 'en-cough-chest-pain-miller',
+        session_id,
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as RunBody;
+    };
+    const first = await turn(null);
+    expect(first).toMatchObject({ intent: 'patient_sim', model: 'patient_sim' });
+    expect(first.data).toMatchObject({ response: first.response, session_id: first.session_id, turn: 1 });
+    const second = await turn(first.session_id);
+    expect(second.data).toMatchObject({ session_id: first.session_id, turn: 2 });
+
+    const shell = await agentPost(`${agent.url}/run`, { message: 'ls', force_intent: 'shell' });
+    expect(shell.status).toBe(403);
+  });
+});
+
 describe('metrics and logs', () => {
   it('counts calls per sub-service and outcome, and never logs clinical text', async () => {
     expect(

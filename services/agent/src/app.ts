@@ -205,6 +205,7 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
     },
     close: () => {
       socket?.close();
+      shell.close();
       upstreams.stop();
       if (sweeper !== undefined) clearInterval(sweeper);
     },

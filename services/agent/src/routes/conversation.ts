@@ -137,14 +137,16 @@ export async function dispatch(
       param: 'force_intent',
     });
   }
+  // One id for the agent's session and the sub-service's (the patient simulator keeps its own).
+  const id = input.sessionId ?? rt.newSessionId();
   const reply = await action(
-    { text: input.text, language: input.language, sessionId: input.sessionId, patientId: input.patientId },
+    { text: input.text, language: input.language, sessionId: id, patientId: input.patientId },
     signal,
     log,
   );
   const sessionId = recordAction(
     rt,
-    input.sessionId,
+    id,
     input.text,
     reply.response,
     decision.intent,

@@ -34,10 +34,26 @@ export interface RuleScores {
 export const RULES_HEAD_CHARS = 4000;
 export const RULES_TAIL_CHARS = 1000;
 
-/** With a picture attached, the text chooses among these (the first is the default). */
-export const IMAGE_INTENTS: readonly ConcreteIntent[] = ['ocr', 'face_recognize', 'analyze'];
+/**
+ * With a picture attached, the text chooses among these (the first is the default): read it, find
+ * faces, or work on the text read from it (analyse, summarise, translate, look up its codes).
+ */
+export const IMAGE_INTENTS: readonly ConcreteIntent[] = [
+  'ocr',
+  'face_recognize',
+  'analyze',
+  'summarize',
+  'translate',
+  'search_code',
+];
 /** With an audio file attached, the text chooses among these (the first is the default). */
-export const AUDIO_INTENTS: readonly ConcreteIntent[] = ['transcribe', 'analyze'];
+export const AUDIO_INTENTS: readonly ConcreteIntent[] = [
+  'transcribe',
+  'analyze',
+  'summarize',
+  'translate',
+  'search_code',
+];
 
 /** Weight of an attachment's default intent before the text is read. */
 const ATTACHMENT_PRIOR = 1;
