@@ -380,16 +380,12 @@ function errorText(error: unknown): string {
   return typeof m === 'string' ? m.slice(0, 300) : 'unknown error';
 }
 
-/** The message of an OpenAI `{error:{message}}` or a `{detail}` body, cut short. */
+/** The message of an OpenAI `{error:{message}}`, a `{detail}` or a `{reason}` body, cut short. */
 export function upstreamMessage(text: string): string | undefined {
   try {
-    const b = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown };
-    const m =
-      typeof b.error?.message === 'string'
-        ? b.error.message
-        : typeof b.detail === 'string'
-          ? b.detail
-          : undefined;
+    const b = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown; reason?: unknown };
+    // OpenAI's error body, the kit's `{detail}`, or a /health body's `reason`.
+    const m = [b.error?.message, b.detail, b.reason].find((x): x is string => typeof x === 'string');
     return m?.slice(0, 300);
   } catch {
     return undefined;

@@ -187,18 +187,22 @@ export class UpstreamPool implements LlmRouter {
   private async probeAll(signal?: AbortSignal): Promise<readonly UpstreamStatus[]> {
     const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
     const abort = AbortSignal.any([this.stopController.signal, deadline, ...(signal ? [signal] : [])]);
-    // Upstreams sharing a base URL (all three default to LLM_URL) are probed once.
-    const byUrl = new Map<string, Promise<ProbeResult>>();
+    // Each upstream on its own, even when they share LLM_URL: a few cheap GETs, and each result
+    // names its upstream.
     await Promise.all(
-      [...this.upstreams.values()].map(async (u) => {
-        let probe = byUrl.get(u.client.baseUrl);
-        if (probe === undefined) {
-          probe = u.client.probe(abort);
-          byUrl.set(u.client.baseUrl, probe);
-        }
-        this.record(u, await probe);
-      }),
+      [...this.upstreams.values()].map(async (u) => this.record(u, await u.client.probe(abort))),
     );
+    const { readiness } = this.options;
+    if (!readiness.ready && readiness.reason !== 'shutting down' && !this.stopController.signal.aborted) {
+      // Not ready before any upstream answered: say why, once per URL (all three share LLM_URL
+      // by default), lower-cased into the sentence.
+      const byUrl = new Map<string, string>();
+      for (const u of this.upstreams.values())
+        if (!byUrl.has(u.client.baseUrl))
+          byUrl.set(u.client.baseUrl, u.probe?.detail ?? `${u.client.id}: not checked yet`);
+      const causes = [...byUrl.values()].map((d) => d.charAt(0).toLowerCase() + d.slice(1));
+      readiness.setNotReady(`no LLM upstream has answered yet: ${causes.join('; ')}`);
+    }
     return this.statuses();
   }
 
