@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import type { IncomingMessage } from 'node:http';
 import { loggableUrl } from '@clinicalsuite/kit';
+import { isOk, readText, send } from './http-client.js';
 import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
 
 /**
@@ -102,22 +104,24 @@ export class UpstreamClient {
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<UpstreamCompletion> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const both = AbortSignal.any([signal, timeout]);
+    const deadline = new Deadline(signal, timeoutMs);
     let text: string;
-    let res: Response;
+    let status: number;
     try {
-      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+      const res = await send(`${this.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify(requestBody(call, model, false)),
-        signal: both,
+        signal: deadline.signal,
       });
-      text = await res.text();
+      status = res.statusCode ?? 0;
+      text = await readText(res);
     } catch (error) {
-      throw this.fetchFailure(error, signal, timeout, timeoutMs);
+      throw this.fetchFailure(error, signal, deadline.expired, timeoutMs);
+    } finally {
+      deadline.clear();
     }
-    if (!res.ok) throw this.statusFailure(res.status, text);
+    if (status < 200 || status >= 300) throw this.statusFailure(status, text);
     return parseCompletion(text, model, (m) => new UpstreamFailure(this.id, 'bad_response', this.say(m)));
   }
 
@@ -131,39 +135,30 @@ export class UpstreamClient {
     signal: AbortSignal,
     firstByteMs: number,
   ): Promise<UpstreamStream> {
-    const local = new AbortController();
-    const onAbort = (): void => local.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const firstByte = AbortSignal.timeout(firstByteMs);
-    // Until the first fragment, the first-byte deadline aborts the request (headers included).
-    const onFirstByteTimeout = (): void => local.abort(firstByte.reason);
-    firstByte.addEventListener('abort', onFirstByteTimeout, { once: true });
-    const firstByteDone = (): void => firstByte.removeEventListener('abort', onFirstByteTimeout);
-    const release = (): void => {
-      firstByteDone();
-      signal.removeEventListener('abort', onAbort);
-    };
-    let res: Response;
+    // Until the first fragment the first-byte deadline applies (headers included); then only the
+    // caller's signal (the request's deadline, the client leaving).
+    const deadline = new Deadline(signal, firstByteMs);
+    let res: IncomingMessage;
     try {
-      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+      res = await send(`${this.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: { ...this.headers, accept: 'text/event-stream' },
         body: JSON.stringify(requestBody(call, model, true)),
-        signal: local.signal,
+        signal: deadline.signal,
       });
     } catch (error) {
-      release();
-      throw this.fetchFailure(error, signal, firstByte, firstByteMs);
+      deadline.clear();
+      throw this.fetchFailure(error, signal, deadline.expired, firstByteMs);
     }
-    if (!res.ok || res.body === null) {
-      const text = await res.text().catch(() => '');
-      release();
-      throw this.statusFailure(res.status, text);
+    if (!isOk(res)) {
+      const text = await readText(res).catch(() => '');
+      deadline.clear();
+      throw this.statusFailure(res.statusCode ?? 0, text);
     }
     let finishReason = 'unknown';
     let usage: LlmUsage = ZERO_USAGE;
     let upstreamModel = model;
-    const events = sseData(res.body, local.signal);
+    const events = sseData(res);
     const fail = (m: string) => new UpstreamFailure(this.id, 'bad_response', this.say(m));
     // Fragments from the parsed events; `finish_reason` and `usage` are picked up on the way.
     const texts = async function* (): AsyncGenerator<string, void, undefined> {
@@ -191,13 +186,12 @@ export class UpstreamClient {
     try {
       first = await iterator.next();
     } catch (error) {
-      release();
-      local.abort();
+      deadline.abort();
       throw error instanceof UpstreamFailure
         ? error
-        : this.fetchFailure(error, signal, firstByte, firstByteMs);
+        : this.fetchFailure(error, signal, deadline.expired, firstByteMs);
     }
-    firstByteDone();
+    deadline.clearTimer();
     const fragments = (async function* () {
       try {
         if (first.done === true) return;
@@ -205,8 +199,7 @@ export class UpstreamClient {
         yield* iterator;
       } finally {
         // Ended, broken out of, or failed: stop the upstream's generation.
-        release();
-        local.abort();
+        deadline.abort();
       }
     })();
     return {
@@ -263,11 +256,10 @@ export class UpstreamClient {
     return `The LLM upstream ${this.id} at ${this.displayUrl} ${what}`;
   }
 
-  private fetchFailure(error: unknown, signal: AbortSignal, timeout: AbortSignal, ms: number): Error {
-    if (signal.aborted) return signal.reason as Error;
+  private fetchFailure(error: unknown, signal: AbortSignal, timedOut: boolean, ms: number): Error {
+    if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
     if (error instanceof UpstreamFailure) return error;
-    if (timeout.aborted)
-      return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
+    if (timedOut) return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
     return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${causeOf(error)})`));
   }
 
@@ -308,31 +300,66 @@ interface StreamChunk {
 }
 
 /** The `data:` payloads of an SSE body, one per event (multi-line data joined with newlines). */
-async function* sseData(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<string> {
-  const reader = body.getReader();
-  const cancel = (): void => void reader.cancel().catch(() => undefined);
-  signal.addEventListener('abort', cancel, { once: true });
+async function* sseData(body: AsyncIterable<Buffer>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = eventEnd(buffer)) >= 0) {
-        const raw = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^(\r\n\r\n|\n\n|\r\r)/, '');
-        const data = raw
-          .split(/\r\n|\r|\n/)
-          .filter((line) => line.startsWith('data:'))
-          .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
-        if (data.length > 0) yield data.join('\n');
-      }
+  for await (const value of body) {
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = eventEnd(buffer)) >= 0) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end).replace(/^(\r\n\r\n|\n\n|\r\r)/, '');
+      const data = raw
+        .split(/\r\n|\r|\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
+      if (data.length > 0) yield data.join('\n');
     }
-  } finally {
-    signal.removeEventListener('abort', cancel);
-    cancel();
+  }
+}
+
+/**
+ * A call's abort signal: the caller's signal or a timer, whichever comes first. A plain timer and
+ * one listener (cheaper than AbortSignal.timeout plus AbortSignal.any on every call).
+ */
+class Deadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = (): void => this.controller.abort(this.caller.reason);
+  expired = false;
+
+  constructor(
+    private readonly caller: AbortSignal,
+    ms: number,
+  ) {
+    if (caller.aborted) this.controller.abort(caller.reason);
+    else caller.addEventListener('abort', this.onAbort, { once: true });
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort(new Error(`deadline of ${ms} ms`));
+    }, ms);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Stops the timer; the caller's signal still aborts. */
+  clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Stops the timer and forgets the caller's signal. */
+  clear(): void {
+    this.clearTimer();
+    this.caller.removeEventListener('abort', this.onAbort);
+  }
+
+  /** Aborts the call now (and clears). */
+  abort(): void {
+    this.clear();
+    this.controller.abort();
   }
 }
 
