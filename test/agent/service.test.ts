@@ -498,6 +498,14 @@ describe('a client that goes away', () => {
   });
 });
 
+describe('/gpu', () => {
+  it('reports the GPUs through the kit (none here: available false, device cpu)', async () => {
+    const res = await agentGet(`${agent.url}/gpu`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ available: false, device: 'cpu' });
+  });
+});
+
 describe('metrics', () => {
   it('counts intents and upstream calls with bounded labels', async () => {
     expect(
