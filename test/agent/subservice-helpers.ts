@@ -208,24 +208,4 @@ export async function llmSays(
   return body.choices[0]!.message.content;
 }
 
-/**
- * The sum of a Prometheus metric's samples on the agent's /metrics whose labels include `labels`
- * (0 when none).
- */
-export async function metricValue(
-  agentUrl: string,
-  name: string,
-  labels: Readonly<Record<string, string>> = {},
-): Promise<number> {
-  const text = await (await fetch(`${agentUrl}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = Object.fromEntries(
-      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
+export { metricValue } from './helpers.js';

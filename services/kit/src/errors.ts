@@ -165,3 +165,15 @@ export function formatLoc(loc: readonly (string | number)[]): string {
     return acc === '' ? part : `${acc}.${part}`;
   }, '');
 }
+
+/**
+ * Why a network call failed, short enough for a message: the system code (`ECONNREFUSED`,
+ * `ENOTFOUND`, `ECONNRESET`) of the error or its cause (fetch wraps it), else its message.
+ */
+export function errorCause(error: unknown): string {
+  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+  if (typeof e.cause?.code === 'string') return e.cause.code;
+  if (typeof e.code === 'string') return e.code;
+  if (typeof e.cause?.message === 'string') return e.cause.message;
+  return typeof e.message === 'string' ? e.message : 'unknown error';
+}

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
-import { loggableUrl } from '@clinicalsuite/kit';
+import { errorCause, loggableUrl } from '@clinicalsuite/kit';
 import { isOk, readText, send } from './http-client.js';
 import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
 
@@ -247,7 +247,7 @@ export class UpstreamClient {
       if (!models.ok) return result('down', this.say(`answered /v1/models with ${models.status}`));
       return result('up', null, modelIds(listing));
     } catch (error) {
-      return result('down', this.say(`is unreachable (${causeOf(error)})`));
+      return result('down', this.say(`is unreachable (${errorCause(error)})`));
     }
   }
 
@@ -260,7 +260,7 @@ export class UpstreamClient {
     if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
     if (error instanceof UpstreamFailure) return error;
     if (timedOut) return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
-    return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${causeOf(error)})`));
+    return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${errorCause(error)})`));
   }
 
   private statusFailure(status: number, text: string): UpstreamFailure {
@@ -426,13 +426,4 @@ function modelIds(text: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
-export function causeOf(error: unknown): string {
-  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
-  if (typeof e.cause?.code === 'string') return e.cause.code;
-  if (typeof e.code === 'string') return e.code;
-  if (typeof e.cause?.message === 'string') return e.cause.message;
-  return typeof e.message === 'string' ? e.message : 'unknown error';
 }

@@ -5,6 +5,7 @@ import {
   GatewayTimeoutError,
   ServiceUnavailableError,
   loggableUrl,
+  errorCause,
 } from '@clinicalsuite/kit';
 import type { ChatBackend, CompletionRequest, CompletionResult } from '../domain/backend.js';
 
@@ -134,7 +135,7 @@ export class LlmClient implements ChatBackend {
       }
       return { state: 'up', models: modelIds(listing) };
     } catch (error) {
-      return { state: 'down', detail: `the LLM at ${this.displayUrl} is unreachable (${causeOf(error)})` };
+      return { state: 'down', detail: `the LLM at ${this.displayUrl} is unreachable (${errorCause(error)})` };
     }
   }
 
@@ -157,7 +158,7 @@ export class LlmClient implements ChatBackend {
         `The LLM at ${this.displayUrl} did not answer within ${this.options.timeoutMs} ms`,
       );
     }
-    const cause = causeOf(error);
+    const cause = errorCause(error);
     return new RetryableFailure(
       new ServiceUnavailableError(`The LLM at ${this.displayUrl} is unreachable (${cause})`),
       'connection',
@@ -240,15 +241,6 @@ function modelIds(text: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
-function causeOf(error: unknown): string {
-  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
-  if (typeof e.cause?.code === 'string') return e.cause.code;
-  if (typeof e.code === 'string') return e.code;
-  if (typeof e.cause?.message === 'string') return e.cause.message;
-  return typeof e.message === 'string' ? e.message : 'unknown error';
 }
 
 function capitalize(s: string): string {

@@ -13,6 +13,7 @@ import {
   type FieldIssue,
   type HttpError,
   type Logger,
+  errorCause,
 } from '@clinicalsuite/kit';
 import type { z } from 'zod';
 import type { SubserviceId } from '../../domain/subservices.js';
@@ -162,7 +163,7 @@ export class SubserviceEndpoint {
       }
       finish('unavailable', null);
       throw new BadGatewayError(
-        `${capital(label(this.id))} at ${this.displayUrl ?? ''} is unreachable (${causeOf(error)})`,
+        `${capital(label(this.id))} at ${this.displayUrl ?? ''} is unreachable (${errorCause(error)})`,
       );
     }
     if (!res.ok) {
@@ -234,7 +235,7 @@ export class SubserviceEndpoint {
         ? `no answer within ${timeoutMs} ms (AGENT_STATUS_TIMEOUT_MS)`
         : signal.aborted
           ? 'check cancelled'
-          : `unreachable (${causeOf(error)})`;
+          : `unreachable (${errorCause(error)})`;
       return { ...base, state: 'down', latency_ms: latency, detail };
     }
   }
@@ -334,15 +335,6 @@ export function messageOf(text: string): { message: string; issues?: FieldIssue[
   if (typeof b.message === 'string') return { message: cut(b.message) };
   if (typeof b.error?.message === 'string') return { message: cut(b.error.message) };
   return undefined;
-}
-
-/** `ECONNREFUSED`, `ENOTFOUND`, or the error's message. */
-export function causeOf(error: unknown): string {
-  const e = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
-  if (typeof e.cause?.code === 'string') return e.cause.code;
-  if (typeof e.code === 'string') return e.code;
-  if (typeof e.cause?.message === 'string') return e.cause.message;
-  return typeof e.message === 'string' ? e.message : 'unknown error';
 }
 
 function capital(s: string): string {
