@@ -144,14 +144,7 @@ export async function dispatch(
     signal,
     log,
   );
-  const sessionId = recordAction(
-    rt,
-    id,
-    input.text,
-    reply.response,
-    decision.intent,
-    reply.model,
-  );
+  const sessionId = recordAction(rt, id, input.text, reply.response, decision.intent, reply.model);
   return {
     response: reply.response,
     intent: decision.intent,
