@@ -23,7 +23,9 @@ import { createServer as createNetServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
+import { detectByRules } from '../../../services/agent/dist/domain/intent/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '300');
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? '40');
@@ -250,6 +252,9 @@ console.log(
   `added (percentiles)      ${f(pct(via, 50) - pct(direct, 50))} ${f(pct(via, 99) - pct(direct, 99))}`,
 );
 console.log(`added (per pair)         ${f(pct(pairs, 50))} ${f(pct(pairs, 99))}`);
+console.log(
+  `added (means)            ${f(via.reduce((a, b) => a + b, 0) / via.length - direct.reduce((a, b) => a + b, 0) / direct.length)}`,
+);
 console.log(`ratio agent/direct p50   ${(pct(via, 50) / pct(direct, 50)).toFixed(3)}x`);
 console.log('');
 console.log('non-streamed, instant upstream (ms)');
@@ -274,6 +279,32 @@ const sample = (name) => {
 const ownMs = (sample('agent_overhead_seconds_sum') / sample('agent_overhead_seconds_count')) * 1000;
 console.log('');
 console.log(`the agent's own time per call (agent_overhead_seconds, mean): ${ownMs.toFixed(2)} ms`);
+const sampleOf = (name, label) => {
+  const line = metricsText.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(label));
+  return line === undefined ? NaN : Number(line.split(' ').pop());
+};
+const waitMs =
+  (sampleOf('agent_upstream_request_duration_seconds_sum', 'alpha4_service') /
+    sampleOf('agent_upstream_request_duration_seconds_count', 'alpha4_service')) *
+  1000;
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `the agent's wait on the LLM (mean): ${waitMs.toFixed(2)} ms; this client's direct call (mean): ${mean(direct).toFixed(2)} ms`,
+);
+// The intent rules (the part of /run's work that chat-completions skip), in this process.
+const table = JSON.parse(readFileSync(new URL('../../agent/intent-table.json', import.meta.url), 'utf8'));
+const rows = (Array.isArray(table) ? table : table.rows).map((r) => [r.message, r.hints]);
+for (let i = 0; i < 20; i++) for (const [m, h] of rows) detectByRules(m, h);
+const ruleTimes = [];
+for (let i = 0; i < 10; i++)
+  for (const [m, h] of rows) {
+    const t = performance.now();
+    detectByRules(m, h);
+    ruleTimes.push(performance.now() - t);
+  }
+console.log(
+  `intent rules per message (ms): p50 ${pct(ruleTimes, 50).toFixed(3)}, p99 ${pct(ruleTimes, 99).toFixed(3)} (budget 0.2)`,
+);
 const added = pct(via, 50) - pct(direct, 50);
 const fastAdded = pct(fastVia, 50) - pct(fastDirect, 50);
 console.log('');
