@@ -19,6 +19,7 @@ export default {
   moduleNameMapper: {
     '^@clinicalsuite/kit$': '<rootDir>/services/kit/src/index.ts',
     '^@clinicalsuite/kit/(.*)$': '<rootDir>/services/kit/src/$1/index.ts',
+    '^@clinicalsuite/task-agent/(.*)$': '<rootDir>/services/task-agent/src/$1/index.ts',
     '^@clinicalsuite/operator/api$': '<rootDir>/operator/src/api/v1alpha1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
