@@ -10,10 +10,8 @@ import {
 } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { CaseFileError, loadCases } from './adapters/case-files.js';
-import { LlmClient } from './adapters/llm-client.js';
-import { LlmMonitor } from './adapters/llm-monitor.js';
+import { LlmClient, LlmMonitor, type ChatBackend } from '@clinicalsuite/kit/llm';
 import type { PatientSimConfig } from './config.js';
-import type { ChatBackend } from './domain/backend.js';
 import { KeyedMutex, SessionStore } from './domain/sessions.js';
 import { createPatientSimMetrics } from './metrics.js';
 import { healthRouteFor, rootRoute, statusRoute } from './routes/info.js';
@@ -82,6 +80,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     logger,
     intervalMs: config.PATIENT_SIM_LLM_PROBE_MS,
     configuredModel: config.PATIENT_SIM_MODEL,
+    modelEnv: 'PATIENT_SIM_MODEL',
     now,
   });
   const auth = authFromConfig(config);

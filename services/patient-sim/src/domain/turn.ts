@@ -1,5 +1,5 @@
 import type { CaseFile, Fact, Finding } from '../schemas/case.js';
-import type { ChatBackend, Usage } from './backend.js';
+import type { ChatBackend, Usage } from '@clinicalsuite/kit/llm';
 import { disclose } from './disclosure.js';
 import { diagnosisTerms, findLeak, redact } from './leak.js';
 import { buildMessages, promptView, type Exchange } from './prompt.js';

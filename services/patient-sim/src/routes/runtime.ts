@@ -1,7 +1,6 @@
 import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
-import type { LlmStatus } from '../adapters/llm-monitor.js';
+import type { ChatBackend, LlmStatus } from '@clinicalsuite/kit/llm';
 import type { PatientSimConfig } from '../config.js';
-import type { ChatBackend } from '../domain/backend.js';
 import type { KeyedMutex, Session, SessionStore } from '../domain/sessions.js';
 import type { PatientSimMetrics } from '../metrics.js';
 import type { CaseFile, Finding } from '../schemas/case.js';

@@ -1,17 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  BadGatewayError,
-  GatewayTimeoutError,
-  ServiceUnavailableError,
-  loggableUrl,
-  errorCause,
-} from '@clinicalsuite/kit';
-import type { ChatBackend, CompletionRequest, CompletionResult } from '../domain/backend.js';
+import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError, errorCause } from '../errors.js';
+import { loggableUrl } from '../logger.js';
+import type {
+  CompletionRequest,
+  CompletionResult,
+  StreamEvent,
+  StreamingChatBackend,
+  Usage,
+} from './types.js';
 
 /**
- * The suite's text LLM over its OpenAI-compatible API, with Node's fetch: one endpoint
- * (`POST /v1/chat/completions`, non-streamed) plus `/health` and `/v1/models` for readiness. Plain
+ * The suite's text LLM over its OpenAI-compatible API, with Node's fetch: `POST
+ * /v1/chat/completions` (whole or streamed) plus `/health` and `/v1/models` for readiness. Plain
  * fetch rather than the `openai` SDK so the retry policy is exactly ours (retry only connection
  * failures and 502/503/504, never after the client went away, never a 429 or a 4xx) and every
  * failure maps onto the kit's error catalogue with a message that names the cause.
@@ -42,7 +43,7 @@ class RetryableFailure extends Error {
   }
 }
 
-export class LlmClient implements ChatBackend {
+export class LlmClient implements StreamingChatBackend {
   readonly baseUrl: string;
   /** The URL without credentials or query, for messages and logs. */
   readonly displayUrl: string;
@@ -54,22 +55,81 @@ export class LlmClient implements ChatBackend {
 
   async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionResult> {
     const started = performance.now();
-    const body = JSON.stringify({
-      model: request.model,
-      messages: request.messages,
-      temperature: request.temperature,
-      max_tokens: request.maxTokens,
-      stream: false,
-    });
-    for (let attempt = 1; ; attempt++) {
+    const body = requestBody(request, false);
+    const { result, attempts } = await this.withRetries(signal, async () => {
+      const timeout = AbortSignal.timeout(this.options.timeoutMs);
+      const res = await this.post(body, signal, timeout);
+      let text: string;
       try {
-        const result = await this.attempt(body, signal);
-        return { ...result, attempts: attempt, llmMs: performance.now() - started };
+        text = await res.text();
+      } catch (error) {
+        throw this.fetchFailure(error, signal, timeout);
+      }
+      if (!res.ok) throw this.statusFailure(res, text);
+      return parseCompletion(text, this.displayUrl);
+    });
+    return { ...result, attempts, llmMs: performance.now() - started };
+  }
+
+  /**
+   * Streams the completion (`stream: true`, usage included). The request is retried like
+   * `complete` until the LLM accepts it; once the stream is open, a failure ends it with an error.
+   * `timeoutMs` bounds the whole stream. Aborting `signal` cancels the request, which stops the
+   * LLM's generation.
+   */
+  async *stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const body = requestBody(request, true);
+    const { result: res } = await this.withRetries(signal, async () => {
+      const r = await this.post(body, signal, timeout);
+      if (!r.ok) throw this.statusFailure(r, await r.text().catch(() => ''));
+      return r;
+    });
+    if (res.body === null) throw new BadGatewayError(`The LLM at ${this.displayUrl} sent no stream`);
+    let model = request.model;
+    let finishReason = 'unknown';
+    let usage: Usage | null = null;
+    let buffered = '';
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        let newline: number;
+        while ((newline = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, newline).replace(/\r$/, '');
+          buffered = buffered.slice(newline + 1);
+          if (!line.startsWith('data:')) continue;
+          const data = line.slice(5).trim();
+          if (data === '[DONE]') {
+            yield { type: 'end', model, finishReason, usage };
+            return;
+          }
+          const event = parseChunk(data, this.displayUrl);
+          if (event.model !== undefined) model = event.model;
+          if (event.finishReason !== undefined) finishReason = event.finishReason;
+          if (event.usage !== undefined) usage = event.usage;
+          if (event.text !== '') yield { type: 'delta', text: event.text };
+        }
+      }
+    } catch (error) {
+      if (error instanceof BadGatewayError) throw error;
+      throw unwrapRetryable(this.fetchFailure(error, signal, timeout));
+    }
+    throw new BadGatewayError(`The LLM at ${this.displayUrl} ended the stream without [DONE]`);
+  }
+
+  private async withRetries<T>(
+    signal: AbortSignal,
+    attempt: () => Promise<T>,
+  ): Promise<{ result: T; attempts: number }> {
+    for (let n = 1; ; n++) {
+      try {
+        return { result: await attempt(), attempts: n };
       } catch (error) {
         if (!(error instanceof RetryableFailure)) throw error;
-        if (attempt > this.options.retries) throw error.final;
+        if (n > this.options.retries) throw error.final;
         this.options.onRetry?.(error.reason);
-        const backoff = this.options.backoffMs * 2 ** (attempt - 1);
+        const backoff = this.options.backoffMs * 2 ** (n - 1);
         // Full jitter on half the backoff, so replicas retrying together spread out.
         await sleep(backoff / 2 + Math.random() * (backoff / 2), undefined, { signal }).catch(() => {
           throw signal.reason as Error;
@@ -78,14 +138,9 @@ export class LlmClient implements ChatBackend {
     }
   }
 
-  private async attempt(
-    body: string,
-    signal: AbortSignal,
-  ): Promise<Omit<CompletionResult, 'attempts' | 'llmMs'>> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    let res: Response;
+  private async post(body: string, signal: AbortSignal, timeout: AbortSignal): Promise<Response> {
     try {
-      res = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+      return await fetch(`${this.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: this.headers({ 'content-type': 'application/json' }),
         body,
@@ -94,14 +149,6 @@ export class LlmClient implements ChatBackend {
     } catch (error) {
       throw this.fetchFailure(error, signal, timeout);
     }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (error) {
-      throw this.fetchFailure(error, signal, timeout);
-    }
-    if (!res.ok) throw this.statusFailure(res, text);
-    return parseCompletion(text, this.displayUrl);
   }
 
   /** `/health` (the suite's LLM), else `/v1/models` (any OpenAI-compatible server). */
@@ -186,6 +233,69 @@ export class LlmClient implements ChatBackend {
     }
     return new BadGatewayError(`The LLM at ${this.displayUrl} refused the request (${res.status})${detail}`);
   }
+}
+
+function requestBody(request: CompletionRequest, stream: boolean): string {
+  return JSON.stringify({
+    model: request.model,
+    messages: request.messages,
+    temperature: request.temperature,
+    max_tokens: request.maxTokens,
+    ...(request.topP === undefined ? {} : { top_p: request.topP }),
+    ...(request.stop === undefined || request.stop.length === 0 ? {} : { stop: request.stop }),
+    ...(request.seed === undefined ? {} : { seed: request.seed }),
+    ...(request.jsonSchema === undefined
+      ? {}
+      : { response_format: { type: 'json_schema', json_schema: request.jsonSchema } }),
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  });
+}
+
+function unwrapRetryable(error: Error): Error {
+  return error instanceof RetryableFailure ? error.final : error;
+}
+
+interface ChunkEvent {
+  readonly text: string;
+  readonly model?: string;
+  readonly finishReason?: string;
+  readonly usage?: Usage;
+}
+
+function parseChunk(data: string, url: string): ChunkEvent {
+  let body: unknown;
+  try {
+    body = JSON.parse(data);
+  } catch {
+    throw new BadGatewayError(`The LLM at ${url} streamed something other than JSON`);
+  }
+  const b = body as {
+    model?: unknown;
+    error?: { message?: unknown };
+    choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  };
+  if (b.error !== undefined) {
+    const said = typeof b.error.message === 'string' ? `: ${b.error.message.slice(0, 300)}` : '';
+    throw new BadGatewayError(`The LLM at ${url} failed during the stream${said}`);
+  }
+  const choice = Array.isArray(b.choices) ? b.choices[0] : undefined;
+  const content = choice?.delta?.content;
+  const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return {
+    text: typeof content === 'string' ? content : '',
+    ...(typeof b.model === 'string' ? { model: b.model } : {}),
+    ...(typeof choice?.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {}),
+    ...(b.usage === undefined || b.usage === null
+      ? {}
+      : {
+          usage: {
+            promptTokens: count(b.usage.prompt_tokens),
+            completionTokens: count(b.usage.completion_tokens),
+          },
+        }),
+  };
 }
 
 function parseCompletion(text: string, url: string): Omit<CompletionResult, 'attempts' | 'llmMs'> {

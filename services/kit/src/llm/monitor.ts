@@ -1,5 +1,6 @@
-import type { Logger, Readiness } from '@clinicalsuite/kit';
-import type { LlmClient, ProbeResult } from './llm-client.js';
+import type { Logger } from '../logger.js';
+import type { Readiness } from '../readiness.js';
+import type { LlmClient, ProbeResult } from './client.js';
 
 /**
  * Keeps the service's readiness in step with the LLM: ready only while the LLM answers its health
@@ -25,6 +26,8 @@ export interface LlmMonitorOptions {
   readonly logger: Logger;
   readonly intervalMs: number;
   readonly configuredModel: string | undefined;
+  /** The env var that names the model, for the message when the LLM lists none. */
+  readonly modelEnv: string;
   readonly now: () => number;
 }
 
@@ -89,7 +92,8 @@ export class LlmMonitor {
     let detail: string | null = null;
     if (result.state === 'up') {
       model ??= result.models[0] ?? null;
-      if (model === null) detail = `the LLM at ${client.displayUrl} lists no model: set PATIENT_SIM_MODEL`;
+      if (model === null)
+        detail = `the LLM at ${client.displayUrl} lists no model: set ${this.options.modelEnv}`;
     } else {
       detail = result.detail;
       model ??= this.current.model;
