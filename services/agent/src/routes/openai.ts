@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import {
-  NotFoundError,
-  defineRoute,
-  openSse,
-  renderErrorBody,
-  toHttpError,
-  type AnyRoute,
-} from '@clinicalsuite/kit';
-import type { ChatMessage, LlmCall, UpstreamId } from '../domain/types.js';
-import { UPSTREAM_IDS } from '../domain/types.js';
+import { NotFoundError, defineRoute, type AnyRoute } from '@clinicalsuite/kit';
 import {
   ChatCompletionChunkSchema,
-  ChatCompletionRequestSchema,
   ChatCompletionSchema,
-  ChatRawRequestSchema,
-  ChatRawResponseSchema,
-  ModelsSchema,
-} from '../schemas/api.js';
+  ModelListSchema,
+  chatCompletionBody,
+  sendChunkStream,
+  stopList,
+} from '@clinicalsuite/kit/llm';
+import type { ChatMessage, LlmCall, UpstreamId } from '../domain/types.js';
+import { UPSTREAM_IDS } from '../domain/types.js';
+import { ChatCompletionRequestSchema, ChatRawRequestSchema, ChatRawResponseSchema } from '../schemas/api.js';
 import type { AgentRuntime } from './runtime.js';
 import { usageBody } from './turns.js';
 
@@ -50,7 +44,7 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
       path: '/v1/models',
       summary: 'The three LLM identifiers (OpenAI list shape)',
       tags: ['openai'],
-      response: ModelsSchema,
+      response: ModelListSchema,
       handler: () => ({
         object: 'list' as const,
         data: rt.upstreams.ids.map((id) => ({
@@ -89,7 +83,7 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
           maxTokens: body.max_completion_tokens ?? body.max_tokens,
           temperature: body.temperature,
           ...(body.top_p === undefined ? {} : { topP: body.top_p }),
-          ...(body.stop == null ? {} : { stop: typeof body.stop === 'string' ? [body.stop] : body.stop }),
+          ...(body.stop == null ? {} : { stop: stopList(body.stop) ?? [] }),
           ...(body.seed === undefined ? {} : { seed: body.seed }),
           intent: 'chat',
           prefer,
@@ -100,59 +94,24 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
         if (!body.stream) {
           const result = await rt.router.complete(call, signal);
           rt.metrics.overhead.observe(Math.max(0, performance.now() - receivedAt - result.llmMs) / 1000);
-          return {
-            id,
-            object: 'chat.completion' as const,
-            created,
-            model: result.model,
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant' as const, content: result.text },
-                finish_reason: result.finishReason,
-              },
-            ],
-            usage: usageBody(result.usage),
-          };
+          return chatCompletionBody({ ...result, id, created });
         }
-        const includeUsage = body.stream_options?.include_usage === true;
         const stream = await rt.router.stream(call, signal);
-        const sse = openSse(req, res);
         const open = rt.metrics.streamsOpen.labels({ transport: 'sse' });
-        open.inc();
-        const chunk = (delta: Record<string, string>, finish: string | null) => ({
-          id,
-          object: 'chat.completion.chunk' as const,
-          created,
-          model: stream.model,
-          choices: [{ index: 0, delta, finish_reason: finish }],
-          ...(includeUsage ? { usage: null } : {}),
-        });
-        try {
-          await sse.send(chunk({ role: 'assistant', content: '' }, null));
-          for await (const fragment of stream) {
-            if (sse.closed) break;
-            await sse.send(chunk({ content: fragment }, null));
-          }
-          if (sse.closed) return undefined;
-          await sse.send(chunk({}, stream.finishReason));
-          if (includeUsage) {
-            await sse.send({
-              id,
-              object: 'chat.completion.chunk',
-              created,
-              model: stream.model,
-              choices: [],
-              usage: usageBody(stream.usage),
-            });
-          }
-          sse.done();
-        } catch (error) {
-          log.warn({ err: error }, 'stream ended by a failure');
-          sse.fail(error, renderErrorBody(toHttpError(error), '/v1/chat/completions', 'detail'));
-        } finally {
-          open.dec();
-        }
+        await sendChunkStream(
+          req,
+          res,
+          {
+            id,
+            created,
+            model: () => stream.model,
+            includeUsage: body.stream_options?.include_usage === true,
+            fragments: stream,
+            end: () => ({ finishReason: stream.finishReason, usage: stream.usage }),
+          },
+          log,
+          (opened) => (opened ? open.inc() : open.dec()),
+        );
         return undefined;
       },
     }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { INTENTS, LANGUAGES, RUN_UPSTREAM_IDS, UPSTREAM_IDS } from '../domain/types.js';
+import { OpenAiMessageSchema, chatCompletionRequestSchema } from '@clinicalsuite/kit/llm';
 
 /**
  * Request and response bodies of the agent's conversational endpoints, as the spec writes them
@@ -131,13 +132,8 @@ export const SummarizeRequestSchema = z.object({
   language: LanguageSchema.default('vi'),
 });
 
-const RoleContent = z.object({
-  role: z.enum(['system', 'user', 'assistant']),
-  content: z.string(),
-});
-
 export const ChatRawRequestSchema = z.object({
-  messages: z.array(RoleContent).min(1),
+  messages: z.array(OpenAiMessageSchema).min(1),
   system: z.string().nullable().default(null).describe('Replaces the system prompt (and any system message)'),
   force_llm: UpstreamIdSchema.nullable().default(null),
   max_tokens: maxTokens.default(2048),
@@ -158,77 +154,16 @@ export const ChatRawResponseSchema = z.object({
   processing_time_ms: z.number().int(),
 });
 
-export const ChatCompletionRequestSchema = z.object({
+export const ChatCompletionRequestSchema = chatCompletionRequestSchema({
   model: z
     .string()
     .nullable()
     .default(null)
     .describe('alpha4_service, beta3_service or beta_service; null lets the agent choose'),
-  messages: z.array(RoleContent).min(1),
-  temperature: temperature.default(0.7),
-  top_p: z.number().gt(0).max(1).optional(),
-  max_tokens: maxTokens.default(2048),
-  max_completion_tokens: maxTokens
-    .optional()
-    .describe("OpenAI's newer name for max_tokens; wins when both are set"),
-  stream: z.boolean().default(false),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
-  stop: z
-    .union([z.string(), z.array(z.string()).max(4)])
-    .nullable()
-    .optional(),
-  seed: z.number().int().optional(),
+  temperature: 0.7,
+  maxTokens: 2048,
+}).extend({
   system: z.string().nullable().default(null),
-  user: z.string().optional(),
-  n: z.literal(1).optional(),
-});
-
-const UsageSchema = z.object({
-  prompt_tokens: z.number().int(),
-  completion_tokens: z.number().int(),
-  total_tokens: z.number().int(),
-});
-
-export const ChatCompletionSchema = z.object({
-  id: z.string(),
-  object: z.literal('chat.completion'),
-  created: z.number().int(),
-  model: z.string(),
-  choices: z.array(
-    z.object({
-      index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string() }),
-      finish_reason: z.string(),
-    }),
-  ),
-  usage: UsageSchema,
-});
-
-export const ChatCompletionChunkSchema = z.object({
-  id: z.string(),
-  object: z.literal('chat.completion.chunk'),
-  created: z.number().int(),
-  model: z.string(),
-  choices: z.array(
-    z.object({
-      index: z.number().int(),
-      delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
-      finish_reason: z.string().nullable(),
-    }),
-  ),
-  usage: UsageSchema.nullable().optional(),
-});
-
-export const ModelsSchema = z.object({
-  object: z.literal('list'),
-  data: z.array(
-    z.object({
-      id: z.string(),
-      object: z.literal('model'),
-      owned_by: z.literal('local'),
-      created: z.number().int(),
-    }),
-  ),
 });
 
 export const SessionParamsSchema = z.object({ session_id: z.string().min(1).max(128) });
