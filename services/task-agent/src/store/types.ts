@@ -141,7 +141,12 @@ export interface TaskStore {
   listSchedules(): Promise<Schedule[]>;
   getSchedule(id: number): Promise<Schedule | undefined>;
   /** Enables or disables; next_run_at recomputed from now (or null when disabled). */
-  setScheduleEnabled(id: number, enabled: boolean, nextRun: NextRun, now: Date): Promise<Schedule | undefined>;
+  setScheduleEnabled(
+    id: number,
+    enabled: boolean,
+    nextRun: NextRun,
+    now: Date,
+  ): Promise<Schedule | undefined>;
   deleteSchedule(id: number): Promise<boolean>;
   /**
    * Fires every enabled schedule whose next_run_at <= now: creates its task (pending, with an info
@@ -157,7 +162,11 @@ export interface TaskStore {
   listSkills(): Promise<SkillEntry[]>;
 
   // Chat -------------------------------------------------------------------------------------
-  appendChat(sessionId: string, messages: readonly Omit<ChatMessage, 'created_at'>[], now: Date): Promise<void>;
+  appendChat(
+    sessionId: string,
+    messages: readonly Omit<ChatMessage, 'created_at'>[],
+    now: Date,
+  ): Promise<void>;
   /** Oldest first, the last `limit` messages. */
   chatHistory(sessionId: string, limit: number): Promise<ChatMessage[]>;
   /** Whether the session had any message. */

@@ -1,0 +1,215 @@
+import { BadGatewayError, errorCause, loggableUrl } from '@clinicalsuite/kit';
+import type { ChatBackend } from '@clinicalsuite/kit/llm';
+import { z } from 'zod';
+import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
+
+/**
+ * The skills this agent offers, each calling a suite service over HTTP (or the LLM). A skill whose
+ * service is not configured is not offered, so the LLM never plans with a tool that cannot work.
+ */
+
+export interface SkillsConfig {
+  readonly codeSearchUrl?: string | undefined;
+  readonly reasoningUrl?: string | undefined;
+  /** Services `check_service` may ask for /health, by name. */
+  readonly services: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly llm: ChatBackend;
+  /** The model name sent to the LLM (resolved when the skill runs). */
+  readonly model: () => string;
+}
+
+async function callJson(
+  url: string,
+  init: { method: 'GET' | 'POST'; body?: unknown },
+  ctx: SkillContext,
+  timeoutMs: number,
+): Promise<{ status: number; body: unknown }> {
+  const where = loggableUrl(url);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: init.method,
+      headers: {
+        accept: 'application/json',
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
+    });
+  } catch (error) {
+    ctx.signal.throwIfAborted();
+    throw new BadGatewayError(`${where} did not answer (${errorCause(error)})`);
+  }
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body };
+}
+
+function detailOf(body: unknown): string {
+  if (typeof body === 'string') return body.slice(0, 300);
+  const b = body as { detail?: unknown; error?: { message?: unknown } };
+  if (typeof b.detail === 'string') return b.detail.slice(0, 300);
+  if (typeof b.error?.message === 'string') return b.error.message.slice(0, 300);
+  return JSON.stringify(body).slice(0, 300);
+}
+
+export function searchMedicalCodesSkill(
+  baseUrl: string,
+  timeoutMs: number,
+): Skill<{ query: string; top_k: number }> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/search`;
+  return {
+    name: 'search_medical_codes',
+    description:
+      'Finds ICD-10 (and other imported) medical codes for a diagnosis, symptom or procedure written in Vietnamese or English. Answers one code and title per line.',
+    service: 'codeSearch',
+    input: z.object({
+      query: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .describe('What to look up, e.g. "tăng huyết áp" or "type 2 diabetes"'),
+      top_k: z.number().int().min(1).max(10).describe('How many codes, 1 to 10'),
+    }),
+    run: async (input, ctx) => {
+      const { status, body } = await callJson(
+        url,
+        { method: 'POST', body: { query: input.query, top_k: input.top_k } },
+        ctx,
+        timeoutMs,
+      );
+      if (status !== 200) throw new BadGatewayError(`code search answered ${status}: ${detailOf(body)}`);
+      const results =
+        (body as { results?: { code?: unknown; title?: unknown; type?: unknown }[] }).results ?? [];
+      if (results.length === 0) return `No code matches "${input.query}".`;
+      return results.map((r) => `${String(r.type)} ${String(r.code)}: ${String(r.title)}`).join('\n');
+    },
+  };
+}
+
+export function askReasoningSkill(baseUrl: string, timeoutMs: number): Skill<{ text: string }> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/api/v1/diagnosis`;
+  return {
+    name: 'ask_reasoning_engine',
+    description:
+      'Sends free clinical text (findings, history, vitals) to the clinical reasoning engine and answers its ranked differential diagnoses with probabilities.',
+    service: 'reasoning',
+    input: z.object({
+      text: z.string().trim().min(1).max(4000).describe('The clinical findings, free text'),
+    }),
+    run: async (input, ctx) => {
+      const { status, body } = await callJson(
+        url,
+        { method: 'POST', body: { text: input.text } },
+        ctx,
+        timeoutMs,
+      );
+      if (status !== 200)
+        throw new BadGatewayError(`the reasoning engine answered ${status}: ${detailOf(body)}`);
+      return typeof body === 'string' ? body : JSON.stringify(body);
+    },
+  };
+}
+
+export function summarizeSkill(
+  llm: ChatBackend,
+  model: () => string,
+): Skill<{ text: string; max_words: number }> {
+  return {
+    name: 'summarize',
+    description:
+      'Summarizes a text (a note, a skill answer) in at most max_words words, in the language of the text.',
+    service: 'llm',
+    input: z.object({
+      text: z.string().trim().min(1).max(20_000).describe('The text to summarize'),
+      max_words: z.number().int().min(5).max(500).describe('Longest summary, in words'),
+    }),
+    run: async (input, ctx) => {
+      const result = await llm.complete(
+        {
+          model: model(),
+          messages: [
+            {
+              role: 'system',
+              content: `Summarize the user's text in at most ${input.max_words} words, in the text's own language. Keep every number, drug and finding exactly as written; add nothing.`,
+            },
+            { role: 'user', content: input.text },
+          ],
+          temperature: 0,
+          maxTokens: Math.min(2048, input.max_words * 4),
+        },
+        ctx.signal,
+      );
+      return result.text.trim();
+    },
+  };
+}
+
+export function checkServiceSkill(
+  services: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Skill<{ service: string }> {
+  const names = Object.keys(services);
+  return {
+    name: 'check_service',
+    description: `Asks a suite service whether it is up and ready (its /health). Services: ${names.join(', ')}.`,
+    service: null,
+    input: z.object({ service: z.enum(names as [string, ...string[]]).describe('Which service') }),
+    run: async (input, ctx) => {
+      const base = services[input.service] ?? '';
+      const { status, body } = await callJson(
+        `${base.replace(/\/+$/, '')}/health`,
+        { method: 'GET' },
+        ctx,
+        timeoutMs,
+      );
+      const b = body as { status?: unknown; reason?: unknown };
+      const said = typeof b.status === 'string' ? b.status : '';
+      const reason = typeof b.reason === 'string' ? `: ${b.reason}` : '';
+      return `${input.service}: HTTP ${status}${said === '' ? '' : ` ${said}`}${reason}`;
+    },
+  };
+}
+
+export function currentTimeSkill(): Skill<{ timezone: string }> {
+  return {
+    name: 'current_time',
+    description: 'Answers the current date and time in an IANA time zone such as Asia/Ho_Chi_Minh or UTC.',
+    service: null,
+    input: z.object({ timezone: z.string().trim().min(1).max(64).describe('IANA time zone, e.g. UTC') }),
+    run: (input, ctx) => {
+      let formatted: string;
+      try {
+        formatted = new Intl.DateTimeFormat('en-CA', {
+          timeZone: input.timezone,
+          dateStyle: 'full',
+          timeStyle: 'long',
+        }).format(ctx.now());
+      } catch {
+        return Promise.reject(new Error(`"${input.timezone}" is not an IANA time zone`));
+      }
+      return Promise.resolve(`${formatted} (${new Date(ctx.now()).toISOString()})`);
+    },
+  };
+}
+
+/** The skills the configuration allows, in a stable order. */
+export function buildSkills(config: SkillsConfig): AnySkill[] {
+  const skills: AnySkill[] = [];
+  if (config.codeSearchUrl !== undefined)
+    skills.push(searchMedicalCodesSkill(config.codeSearchUrl, config.timeoutMs));
+  if (config.reasoningUrl !== undefined)
+    skills.push(askReasoningSkill(config.reasoningUrl, config.timeoutMs));
+  skills.push(summarizeSkill(config.llm, config.model));
+  if (Object.keys(config.services).length > 0)
+    skills.push(checkServiceSkill(config.services, config.timeoutMs));
+  skills.push(currentTimeSkill());
+  return skills;
+}

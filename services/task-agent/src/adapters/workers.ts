@@ -1,0 +1,294 @@
+import { hostname } from 'node:os';
+import type { Logger } from '@clinicalsuite/kit';
+import type { RunResult } from '../domain/plan-act.js';
+import type { LogLevel, Task } from '../domain/types.js';
+import type { TaskAgentMetrics } from '../metrics.js';
+import type { Claim, NextRun, TaskStore } from '../store/types.js';
+
+/**
+ * The workers of one replica and its background tick. A worker claims the most urgent pending task
+ * (the store makes the claim exclusive across replicas), runs it while renewing its lease every
+ * third of the lease, and ends the run. Cancellation reaches a run three ways: at once when the
+ * cancel came through this replica, at the next lease renewal when it came through another replica
+ * or the proxy's store, and between steps. The tick fires due schedules and recovers runs whose
+ * worker died (expired leases).
+ */
+
+/** Why a run's signal was aborted. */
+export class RunStopped extends Error {
+  constructor(
+    readonly kind: 'cancelled' | 'timeout' | 'lost' | 'shutdown',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type ExecuteTask = (
+  task: Task,
+  signal: AbortSignal,
+  log: (level: LogLevel, message: string) => Promise<void>,
+) => Promise<RunResult>;
+
+export interface WorkerPoolOptions {
+  readonly store: TaskStore;
+  readonly execute: ExecuteTask;
+  readonly workers: number;
+  readonly leaseMs: number;
+  readonly pollMs: number;
+  readonly tickMs: number;
+  readonly runTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly nextRun: NextRun;
+  /** Whether runs can make progress (the LLM answers); workers do not claim while it says no. */
+  readonly canClaim: () => boolean;
+  readonly logger: Logger;
+  readonly metrics: TaskAgentMetrics;
+  readonly now: () => Date;
+}
+
+interface Active {
+  readonly claim: Claim;
+  readonly controller: AbortController;
+}
+
+let poolCount = 0;
+
+export class WorkerPool {
+  private readonly active = new Map<number, Active>();
+  private readonly loops: Promise<void>[] = [];
+  private wakeUp: (() => void)[] = [];
+  private stopping = false;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private lastStats: Awaited<ReturnType<TaskStore['stats']>> | undefined;
+  private readonly idPrefix: string;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    poolCount += 1;
+    this.idPrefix = `${hostname()}/${process.pid}/${poolCount}`;
+  }
+
+  get busy(): number {
+    return this.active.size;
+  }
+
+  get stats(): Awaited<ReturnType<TaskStore['stats']>> | undefined {
+    return this.lastStats;
+  }
+
+  start(): void {
+    for (let i = 1; i <= this.options.workers; i++) this.loops.push(this.loop(`${this.idPrefix}/w${i}`));
+    void this.tick();
+  }
+
+  /** A task was queued: idle workers look now rather than at their next poll. */
+  wake(): void {
+    const waiting = this.wakeUp;
+    this.wakeUp = [];
+    for (const w of waiting) w();
+  }
+
+  /** Stops the run of `taskId` at once if this replica runs it. */
+  cancelLocal(taskId: number, by: string): boolean {
+    for (const a of this.active.values()) {
+      if (a.claim.task.id === taskId) {
+        a.controller.abort(new RunStopped('cancelled', `cancelled by ${by}`));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Runs the tick now (tests; and after a restart). */
+  tick(): Promise<void> {
+    this.ticking ??= this.doTick().finally(() => {
+      this.ticking = undefined;
+      if (this.stopping) return;
+      this.tickTimer = setTimeout(() => void this.tick(), this.options.tickMs);
+      this.tickTimer.unref();
+    });
+    return this.ticking;
+  }
+
+  /**
+   * Stops claiming, interrupts the runs in progress and hands their tasks back to the queue (a
+   * failed run saying why, the task pending again), so a restart or another replica resumes them.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.tickTimer !== undefined) clearTimeout(this.tickTimer);
+    this.wake();
+    for (const a of this.active.values())
+      a.controller.abort(new RunStopped('shutdown', 'interrupted: the task agent shut down'));
+    await Promise.all(this.loops);
+    await this.ticking;
+  }
+
+  private async doTick(): Promise<void> {
+    const { store, logger, metrics, now } = this.options;
+    try {
+      const recovered = await store.recoverExpired(this.options.maxAttempts, now());
+      for (const r of recovered) {
+        metrics.leasesRecovered.inc({ action: r.action });
+        logger.warn(
+          { task: r.task.id, run: r.run.id, action: r.action },
+          'recovered a run whose worker stopped',
+        );
+      }
+      const fired = await store.fireDueSchedules(this.options.nextRun, now());
+      for (const f of fired) {
+        metrics.schedulesFired.inc();
+        metrics.tasksCreated.inc({ source: 'schedule' });
+        logger.info({ schedule: f.schedule.id, task: f.task.id }, 'schedule fired');
+      }
+      if (recovered.some((r) => r.action === 'retried') || fired.length > 0) this.wake();
+      this.lastStats = await store.stats();
+    } catch (error) {
+      metrics.storeErrors.inc({ operation: 'tick' });
+      logger.error({ err: error }, 'background tick failed');
+    }
+  }
+
+  private async loop(worker: string): Promise<void> {
+    const { store, logger, metrics, now } = this.options;
+    while (!this.stopping) {
+      let claim: Claim | undefined;
+      try {
+        if (this.options.canClaim()) claim = await store.claimTask(worker, this.options.leaseMs, now());
+      } catch (error) {
+        metrics.storeErrors.inc({ operation: 'claim' });
+        logger.error({ err: error, worker }, 'claiming a task failed');
+      }
+      if (claim === undefined) {
+        await this.idle();
+        continue;
+      }
+      await this.run(worker, claim);
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs);
+      timer.unref();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp.push(done);
+    });
+  }
+
+  private async run(worker: string, claim: Claim): Promise<void> {
+    const { store, logger, metrics, now } = this.options;
+    const { task, run } = claim;
+    const controller = new AbortController();
+    this.active.set(run.id, { claim, controller });
+    metrics.runsStarted.inc();
+    const started = Date.now();
+    const budget = setTimeout(() => {
+      controller.abort(
+        new RunStopped(
+          'timeout',
+          `time budget of ${this.options.runTimeoutMs / 1000} s exceeded (TASK_AGENT_RUN_TIMEOUT_S)`,
+        ),
+      );
+    }, this.options.runTimeoutMs);
+    const heartbeat = setInterval(
+      () => {
+        store.renewLease(run.id, worker, this.options.leaseMs, now()).then(
+          (state) => {
+            if (state === 'cancelled') controller.abort(new RunStopped('cancelled', 'cancelled'));
+            else if (state === 'lost')
+              controller.abort(
+                new RunStopped('lost', 'the lease was lost: another worker took the task over'),
+              );
+          },
+          (error: unknown) => {
+            metrics.storeErrors.inc({ operation: 'renew' });
+            logger.error({ err: error, task: task.id, run: run.id }, 'renewing a lease failed');
+          },
+        );
+      },
+      Math.max(50, Math.floor(this.options.leaseMs / 3)),
+    );
+    const log = async (level: LogLevel, message: string): Promise<void> => {
+      await store.addLog(task.id, run.id, level, message, now());
+    };
+    logger.info({ task: task.id, run: run.id, worker }, 'run started');
+    let status: 'done' | 'failed' | 'cancelled' | 'lost' = 'failed';
+    let steps = 0;
+    try {
+      let result: RunResult;
+      try {
+        result = await this.options.execute(task, controller.signal, log);
+      } catch (error) {
+        const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
+        result = {
+          status: 'failed',
+          error: reason instanceof Error ? reason.message : String(reason),
+          steps: 0,
+        };
+        if (reason instanceof RunStopped) {
+          if (reason.kind === 'lost') {
+            status = 'lost';
+            logger.warn({ task: task.id, run: run.id }, 'run stopped: lease lost');
+            return;
+          }
+          if (reason.kind === 'cancelled') {
+            status = 'cancelled';
+            await log('warn', `run ${run.id} stopped: ${reason.message}`);
+            await this.finish(run.id, worker, { status: 'cancelled', error: reason.message, steps: 0 });
+            return;
+          }
+          if (reason.kind === 'shutdown') {
+            await log('warn', `run ${run.id} ${reason.message}; the task is queued again`);
+            await this.finish(run.id, worker, { status: 'failed', error: reason.message, steps: 0 });
+            await store.requeueTask(task.id, now());
+            status = 'failed';
+            return;
+          }
+        }
+        if (!(reason instanceof RunStopped))
+          logger.warn({ err: reason, task: task.id, run: run.id }, 'run failed with an error');
+      }
+      steps = result.steps;
+      if (result.status === 'done') {
+        status = 'done';
+        await log(
+          'info',
+          `run ${run.id} done in ${((Date.now() - started) / 1000).toFixed(1)} s, ${result.steps} steps`,
+        );
+        await this.finish(run.id, worker, { status: 'done', output: result.output, steps: result.steps });
+      } else {
+        status = 'failed';
+        await log('error', `run ${run.id} failed: ${result.error}`);
+        await this.finish(run.id, worker, { status: 'failed', error: result.error, steps: result.steps });
+      }
+    } catch (error) {
+      metrics.storeErrors.inc({ operation: 'finish' });
+      logger.error(
+        { err: error, task: task.id, run: run.id },
+        'ending a run failed (its lease will expire and it will be recovered)',
+      );
+    } finally {
+      clearTimeout(budget);
+      clearInterval(heartbeat);
+      this.active.delete(run.id);
+      metrics.runsFinished.inc({ status });
+      metrics.runDuration.observe({ status }, (Date.now() - started) / 1000);
+      if (status === 'done' || status === 'failed') metrics.runSteps.observe(steps);
+      logger.info({ task: task.id, run: run.id, status }, 'run ended');
+    }
+  }
+
+  private async finish(
+    runId: number,
+    worker: string,
+    outcome: Parameters<TaskStore['finishRun']>[2],
+  ): Promise<void> {
+    const ok = await this.options.store.finishRun(runId, worker, outcome, this.options.now());
+    if (!ok) this.options.logger.warn({ run: runId }, 'run ended after its lease was lost: nothing written');
+  }
+}

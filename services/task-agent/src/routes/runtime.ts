@@ -1,0 +1,27 @@
+import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
+import type { LlmClient, LlmStatus } from '@clinicalsuite/kit/llm';
+import type { WorkerPool } from '../adapters/workers.js';
+import type { TaskAgentConfig } from '../config.js';
+import type { AnySkill } from '../domain/skills.js';
+import type { TaskAgentMetrics } from '../metrics.js';
+import type { TaskStore } from '../store/types.js';
+
+/** What every route of the task agent is given. */
+export interface TaskAgentRuntime {
+  readonly config: TaskAgentConfig;
+  readonly version: string;
+  readonly store: TaskStore;
+  readonly pool: WorkerPool;
+  readonly skills: readonly AnySkill[];
+  readonly llm: LlmClient;
+  readonly llmStatus: () => LlmStatus;
+  /** The model name sent to the LLM. */
+  readonly model: () => string;
+  readonly readiness: Readiness;
+  readonly gate: ConcurrencyGate;
+  readonly metrics: TaskAgentMetrics;
+  /** Epoch ms. */
+  readonly now: () => number;
+  readonly newSessionId: () => string;
+  readonly startedAt: number;
+}

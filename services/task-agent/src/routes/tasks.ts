@@ -1,0 +1,168 @@
+import { ConflictError, NotFoundError, defineRoute, type AnyRoute } from '@clinicalsuite/kit';
+import { z } from 'zod';
+import { FINAL_STATUSES } from '../domain/types.js';
+import {
+  CancelResponseSchema,
+  IdParamsSchema,
+  ListLogsQuerySchema,
+  ListTasksQuerySchema,
+  LogSchema,
+  RunSchema,
+  SkillSchema,
+  StatsSchema,
+  TaskDetailSchema,
+  TaskSchema,
+  createTaskSchema,
+} from '../schemas/api.js';
+import {
+  listTasksBody,
+  logsBody,
+  runsBody,
+  skillsBody,
+  statsBody,
+  taskDetailBody,
+} from '../store/queries.js';
+import type { TaskAgentRuntime } from './runtime.js';
+
+/**
+ * Tasks, their runs and logs, counts and the skill catalogue: the operations the task proxy's
+ * actions need. Reads go through store/queries.ts, which the proxy also uses when this agent is
+ * offline, so both answer the same bodies.
+ */
+export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
+  const { store } = rt;
+  const now = (): Date => new Date(rt.now());
+  const limits = {
+    titleChars: rt.config.TASK_AGENT_MAX_TITLE_CHARS,
+    descriptionChars: rt.config.TASK_AGENT_MAX_DESCRIPTION_CHARS,
+  };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/tasks',
+      summary: 'Tasks, newest first, filtered by status group',
+      description:
+        '`status` takes any name of a group (pending/queued/waiting, running/in_progress/active, ' +
+        'done/completed/success, failed/error, cancelled/canceled); `limit` defaults to 50.',
+      tags: ['tasks'],
+      query: ListTasksQuerySchema,
+      response: z.object({ tasks: z.array(TaskSchema) }),
+      handler: ({ query }) => listTasksBody(store, query),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/tasks',
+      summary: 'Create a task (pending; a worker picks it up)',
+      tags: ['tasks'],
+      body: createTaskSchema(limits),
+      status: 201,
+      response: z.object({ task: TaskSchema }),
+      gated: false,
+      handler: async ({ body, log }) => {
+        const task = await store.createTask(body, now());
+        await store.addLog(task.id, null, 'info', 'created through the API', now());
+        rt.metrics.tasksCreated.inc({ source: 'api' });
+        rt.pool.wake();
+        log.info({ task: task.id }, 'task created');
+        return { task };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/tasks/:id',
+      summary: 'A task with its logs and runs',
+      tags: ['tasks'],
+      params: IdParamsSchema,
+      response: TaskDetailSchema,
+      responses: { 404: { description: 'No such task' } },
+      handler: ({ params }) => taskDetailBody(store, params.id),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/tasks/:id/cancel',
+      summary: 'Cancel a pending or running task (a running one stops at once)',
+      tags: ['tasks'],
+      params: IdParamsSchema,
+      response: CancelResponseSchema,
+      gated: false,
+      responses: { 404: { description: 'No such task' }, 409: { description: 'Already finished' } },
+      handler: async ({ params, log }) => {
+        const result = await store.cancelTask(params.id, 'the API', now());
+        if (result.task === undefined) throw new NotFoundError(`Task ${params.id} does not exist`);
+        if (!result.cancelled) {
+          throw new ConflictError(
+            `Task ${params.id} is already ${result.task.status}: only pending or running tasks can be cancelled`,
+          );
+        }
+        if (result.previous === 'running') rt.pool.cancelLocal(params.id, 'the API');
+        log.info({ task: params.id, previous: result.previous }, 'task cancelled');
+        return { cancelled: true, task: result.task };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/tasks/:id/run',
+      summary: 'Run a finished task again (a new run)',
+      tags: ['tasks'],
+      params: IdParamsSchema,
+      status: 202,
+      response: z.object({ task: TaskSchema }),
+      gated: false,
+      responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running already' } },
+      handler: async ({ params }) => {
+        const before = await store.getTask(params.id);
+        if (before === undefined) throw new NotFoundError(`Task ${params.id} does not exist`);
+        const task = FINAL_STATUSES.has(before.status) ? await store.requeueTask(params.id, now()) : before;
+        if (task === undefined || task.status !== 'pending' || !FINAL_STATUSES.has(before.status)) {
+          throw new ConflictError(
+            `Task ${params.id} is ${task?.status ?? before.status}: only a finished task can be run again`,
+          );
+        }
+        await store.addLog(task.id, null, 'info', 'queued again through the API', now());
+        rt.pool.wake();
+        return { task };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/logs',
+      summary: "Task logs, newest first (one task's with task_id)",
+      tags: ['tasks'],
+      query: ListLogsQuerySchema,
+      response: z.object({ logs: z.array(LogSchema) }),
+      handler: ({ query }) =>
+        logsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/runs',
+      summary: "Latest runs, newest first (one task's with task_id)",
+      tags: ['tasks'],
+      query: ListLogsQuerySchema,
+      response: z.object({ runs: z.array(RunSchema) }),
+      handler: ({ query }) =>
+        runsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/stats',
+      summary: 'Tasks per status group and in total',
+      tags: ['tasks'],
+      response: z.object({ stats: StatsSchema }),
+      handler: () => statsBody(store),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/skills',
+      summary: 'The skills runs may call, with their input schemas',
+      tags: ['tasks'],
+      response: z.object({ skills: z.array(SkillSchema) }),
+      handler: () => skillsBody(store),
+    }),
+  ];
+}
+
+/** `{key: value}` when the value is set (exactOptionalPropertyTypes). */
+function opt<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
