@@ -1,0 +1,117 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { TOKEN as LLM_TOKEN, startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { api, startTaskAgentProcess, tempSqlitePath, until, type TaskAgentProcess } from './helpers.js';
+
+// The built task agent as a real process, killed with SIGKILL while a run waits on the LLM: the
+// task stays `running` in the store; the restarted agent finds the expired lease, fails the
+// interrupted run with a log saying why, runs the task again to its end, and every other record is
+// exactly as it was. On SQLite and on PostgreSQL. `npm test` builds services/task-agent/dist first.
+
+interface Detail {
+  task: { id: number; status: string; attempts: number };
+  logs: { level: string; message: string; run_id: number | null }[];
+  runs: { id: number; status: string; error: string | null }[];
+}
+
+let llm: LlmTestServer;
+let postgres: TestPostgres | undefined;
+let agent: TaskAgentProcess | undefined;
+
+beforeAll(async () => {
+  llm = await startLlm({ MAX_CONCURRENCY: '1', QUEUE_SIZE: '16' });
+  postgres = await startPostgres();
+}, 120_000);
+afterEach(async () => {
+  await agent?.kill();
+  agent = undefined;
+});
+afterAll(async () => {
+  await llm.close();
+  postgres?.stop();
+});
+
+async function freshDatabase(): Promise<string> {
+  if (postgres === undefined) throw new Error('PostgreSQL did not start');
+  const name = `task_agent_recovery_${process.pid}_${Date.now()}`;
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  return postgres.url.replace(/\/[^/]*$/, `/${name}`);
+}
+
+/** Occupies the LLM's only slot with a long generation until `release()`. */
+function busyLlm(): { release: () => void; done: Promise<unknown> } {
+  const controller = new AbortController();
+  const done = fetch(`${llm.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${LLM_TOKEN}` },
+    body: JSON.stringify({
+      model: 'alpha-2-9b-it',
+      messages: [{ role: 'user', content: 'go on' }],
+      max_tokens: 3500,
+    }),
+    signal: controller.signal,
+  })
+    .then((r) => r.text())
+    .catch(() => undefined);
+  return { release: () => controller.abort(), done };
+}
+
+const detail = async (url: string, id: number): Promise<Detail> =>
+  (await api(url, 'GET', `/api/v1/tasks/${id}`)).body as unknown as Detail;
+
+describe.each([
+  ['SQLite', () => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() })],
+  ['PostgreSQL', async () => ({ DATABASE_URL: await freshDatabase() })],
+] as const)('a task agent killed mid-run (%s)', (_name, storeEnv) => {
+  it('recovers the interrupted run after a restart, with a log saying why, and loses nothing', async () => {
+    const env = { LLM_URL: llm.url, ...(await storeEnv()) };
+    agent = await startTaskAgentProcess(env);
+    const first = (await api(agent.url, 'POST', '/api/v1/tasks', { title: 'Before the crash' })).body[
+      'task'
+    ] as Detail['task'];
+    await until(async () =>
+      (await detail(agent?.url ?? '', first.id)).task.status === 'done' ? true : undefined,
+    );
+    const before = await detail(agent.url, first.id);
+    const statsBefore = (await api(agent.url, 'GET', '/api/v1/stats')).body;
+
+    const busy = busyLlm();
+    const second = (await api(agent.url, 'POST', '/api/v1/tasks', { title: 'Interrupted' })).body[
+      'task'
+    ] as Detail['task'];
+    await until(async () =>
+      (await detail(agent?.url ?? '', second.id)).task.status === 'running' ? true : undefined,
+    );
+    await agent.kill();
+    busy.release();
+    await busy.done;
+
+    agent = await startTaskAgentProcess(env);
+    const url = agent.url;
+    const after = await until(
+      async () => {
+        const d = await detail(url, second.id);
+        return d.task.status === 'done' && d.runs.length === 2 ? d : undefined;
+      },
+      30_000,
+      'the interrupted task recovered and done',
+    );
+    // Runs newest first: the interrupted one failed, naming the lease; the new one is done.
+    expect(after.runs.map((r) => r.status)).toEqual(['done', 'failed']);
+    expect(after.runs[1]?.error).toMatch(/lease expired/);
+    const why = after.logs.find((l) => l.level === 'error' && l.run_id === after.runs[1]?.id);
+    expect(why?.message).toMatch(/lease expired/);
+    expect(after.task.attempts).toBe(2);
+    // Nothing else changed.
+    expect(await detail(url, first.id)).toEqual(before);
+    const statsAfter = (await api(url, 'GET', '/api/v1/stats')).body as { stats: Record<string, number> };
+    expect(statsAfter.stats['total']).toBe((statsBefore as { stats: { total: number } }).stats.total + 1);
+    expect(statsAfter.stats['done']).toBe((statsBefore as { stats: { done: number } }).stats.done + 1);
+    const recovered = await (await fetch(`${url}/metrics`)).text();
+    expect(recovered).toMatch(/task_agent_leases_recovered_total\{[^}]*action="retried"[^}]*\} 1/);
+  }, 90_000);
+});
