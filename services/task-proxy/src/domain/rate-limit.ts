@@ -1,0 +1,58 @@
+/**
+ * Failed sign-ins counted in a sliding window, per key (username + client address, and client
+ * address alone). Past `maxFailures` in `windowMs` a key is blocked until its oldest failure leaves
+ * the window. A success clears the key. The number of keys held is capped (oldest forgotten first),
+ * so a flood of made-up usernames cannot grow memory without bound.
+ */
+
+export interface FailureWindowOptions {
+  readonly maxFailures: number;
+  readonly windowMs: number;
+  readonly maxKeys: number;
+}
+
+export class FailureWindow {
+  /** Failure times (epoch ms, oldest first) per key; insertion order = least recently failed first. */
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(private readonly options: FailureWindowOptions) {}
+
+  get size(): number {
+    return this.failures.size;
+  }
+
+  /** Milliseconds until `key` may try again; 0 when it may now. */
+  blockedFor(key: string, now: number): number {
+    const times = this.recent(key, now);
+    if (times.length < this.options.maxFailures) return 0;
+    const oldest = times[times.length - this.options.maxFailures] ?? now;
+    return Math.max(1, oldest + this.options.windowMs - now);
+  }
+
+  fail(key: string, now: number): void {
+    const times = this.recent(key, now);
+    times.push(now);
+    // Only the last maxFailures matter for blocking.
+    if (times.length > this.options.maxFailures) times.splice(0, times.length - this.options.maxFailures);
+    this.failures.delete(key);
+    this.failures.set(key, times);
+    while (this.failures.size > this.options.maxKeys) {
+      const oldest = this.failures.keys().next();
+      if (oldest.done === true) break;
+      this.failures.delete(oldest.value);
+    }
+  }
+
+  succeed(key: string): void {
+    this.failures.delete(key);
+  }
+
+  private recent(key: string, now: number): number[] {
+    const times = this.failures.get(key);
+    if (times === undefined) return [];
+    const fresh = times.filter((t) => now - t < this.options.windowMs);
+    if (fresh.length === 0) this.failures.delete(key);
+    else if (fresh.length !== times.length) this.failures.set(key, fresh);
+    return fresh;
+  }
+}

@@ -1,0 +1,204 @@
+import {
+  BadRequestError,
+  defineRoute,
+  TooManyRequestsError,
+  UnauthorizedError,
+  type AnyRoute,
+  type HttpError,
+} from '@clinicalsuite/kit';
+import type { Request, Response } from 'express';
+import { LoginResponseSchema, LogoutResponseSchema } from '../schemas/api.js';
+import { USERNAME } from '../adapters/users.js';
+import type { SignInOutcome } from '../metrics.js';
+import {
+  bodyText,
+  clearSessionCookie,
+  cookieValues,
+  formBody,
+  originGuard,
+  prefersHtml,
+  setSessionCookie,
+} from './http.js';
+import { homePage, loginPage, sendHtml } from './pages.js';
+import { sessionOf, type ProxyRuntime } from './runtime.js';
+
+/**
+ * `/login.php` (GET: the sign-in page; POST: check the user, start a session) and `/logout.php`.
+ * A browser's form (Accept prefers text/html) gets pages and 303 redirects; an API client gets
+ * JSON. Bad credentials answer the same for an unknown user and a wrong password, after the same
+ * work (a decoy hash for unknown users).
+ */
+
+export const BAD_CREDENTIALS = 'Invalid username or password';
+const MAX_PASSWORD_CHARS = 1024;
+
+export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
+  const body = formBody({
+    allowedOrigins: rt.config.TASK_PROXY_ALLOWED_ORIGINS,
+    bodyLimit: rt.config.BODY_LIMIT,
+  });
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/login.php',
+      summary: 'The sign-in page (HTML form posting username and password to itself)',
+      tags: ['session'],
+      responses: { 200: { description: 'HTML sign-in form', contentType: 'text/html' } },
+      handler: ({ req, res }) => {
+        const session = sessionOf(rt, req);
+        sendHtml(res, 200, loginPage(session === undefined ? {} : { signedInAs: session.user }));
+        return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/login.php',
+      summary: 'Sign in: on success a new session (cookie PHPSESSID; any old session of the request ends)',
+      description:
+        'Fields `username` and `password` as multipart/form-data, application/x-www-form-urlencoded or JSON. ' +
+        'API clients get `{authenticated: true, user}`; a browser form (Accept prefers text/html) is ' +
+        'redirected (303) to `/`. Wrong credentials: 401 (the same for an unknown user). Past ' +
+        '`TASK_PROXY_LOGIN_MAX_FAILURES` failures per username and address in the window: 429 with Retry-After. ' +
+        'A request from a page of another origin: 403.',
+      tags: ['session'],
+      bodyContentType: 'application/x-www-form-urlencoded',
+      bodyParser: body,
+      response: LoginResponseSchema,
+      responses: {
+        303: { description: 'Signed in from a browser form: redirected to /' },
+        400: { description: 'username or password missing' },
+        401: { description: 'Invalid username or password' },
+        403: { description: 'Cross-origin request refused' },
+        429: { description: 'Too many failed sign-ins: wait Retry-After seconds' },
+      },
+      handler: async ({ req, res, signal, log }) => {
+        const html = prefersHtml(req);
+        const username = bodyText(req, 'username')?.trim() ?? '';
+        const password = bodyText(req, 'password') ?? '';
+        // JSON clients get the error; a browser gets the form again with the message.
+        const refuse = (outcome: SignInOutcome, error: HttpError): void => {
+          rt.metrics.signIns.inc({ outcome });
+          if (!html) throw error;
+          for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+          sendHtml(res, error.status, loginPage({ error: error.message, username }));
+        };
+        if (username === '' || password === '') {
+          refuse(
+            'bad_request',
+            new BadRequestError('Enter both username and password', { code: 'missing_credentials' }),
+          );
+          return undefined;
+        }
+        if (password.length > MAX_PASSWORD_CHARS) {
+          refuse(
+            'bad_request',
+            new BadRequestError(`The password must be at most ${MAX_PASSWORD_CHARS} characters`),
+          );
+          return undefined;
+        }
+        const address = req.ip ?? 'unknown';
+        const userKey = `${username.toLowerCase()}\u0000${address}`;
+        const now = rt.now();
+        const waitMs = Math.max(
+          rt.failuresPerUser.blockedFor(userKey, now),
+          rt.failuresPerAddress.blockedFor(address, now),
+        );
+        if (waitMs > 0) {
+          log.warn({ ip: address }, 'sign-in refused: too many failures');
+          const seconds = Math.ceil(waitMs / 1000);
+          refuse(
+            'rate_limited',
+            new TooManyRequestsError(`Too many failed sign-ins: try again in ${seconds} seconds`, seconds),
+          );
+          return undefined;
+        }
+        await rt.users.refresh().catch((error: unknown) => {
+          // A broken users file after a good one: the users read before stay.
+          log.error({ err: error }, 'users file not re-read; the users read before stay');
+        });
+        const release = await rt.loginGate.acquire(signal);
+        let result;
+        try {
+          result = USERNAME.test(username)
+            ? await rt.users.check(username, password)
+            : await rt.users.check('', password);
+        } finally {
+          release();
+        }
+        if (result !== 'ok') {
+          rt.failuresPerUser.fail(userKey, rt.now());
+          rt.failuresPerAddress.fail(address, rt.now());
+          log.warn({ ip: address }, 'sign-in failed');
+          refuse('bad_credentials', new UnauthorizedError(BAD_CREDENTIALS));
+          return undefined;
+        }
+        rt.failuresPerUser.succeed(userKey);
+        const { id } = startSession(rt, req, username);
+        setSessionCookie(req, res, id);
+        rt.metrics.signIns.inc({ outcome: 'success' });
+        log.info({ user: username }, 'signed in');
+        res.setHeader('cache-control', 'no-store');
+        if (html) {
+          res.redirect(303, '/');
+          return undefined;
+        }
+        return { authenticated: true as const, user: username };
+      },
+    }),
+    logoutRoute(
+      rt,
+      'post',
+      formBody({ allowedOrigins: rt.config.TASK_PROXY_ALLOWED_ORIGINS, bodyLimit: rt.config.BODY_LIMIT }),
+    ),
+    logoutRoute(rt, 'get', [originGuard(rt.config.TASK_PROXY_ALLOWED_ORIGINS)]),
+  ];
+}
+
+/** A new session for `user`; every session the request's cookies named ends (rotation). */
+function startSession(rt: ProxyRuntime, req: Request, user: string): { id: string } {
+  const previous = cookieValues(req);
+  const now = rt.now();
+  for (const old of previous.slice(1)) rt.sessions.destroy(old);
+  return rt.sessions.create(user, now, previous[0]);
+}
+
+function logoutRoute(rt: ProxyRuntime, method: 'get' | 'post', parser: AnyRoute['bodyParser']): AnyRoute {
+  return defineRoute({
+    method,
+    path: '/logout.php',
+    summary:
+      method === 'post'
+        ? 'Sign out: the session ends and the cookie is cleared'
+        : 'Sign out from a link (same as POST; refused from another site)',
+    tags: ['session'],
+    ...(parser === undefined ? {} : { bodyParser: parser }),
+    response: LogoutResponseSchema,
+    responses: {
+      303: { description: 'From a browser: redirected to /login.php' },
+      403: { description: 'Cross-origin request refused' },
+    },
+    // Signing out works even while the users are being read.
+    requiresReady: false,
+    handler: ({ req, res, log }) => {
+      let ended = false;
+      for (const id of cookieValues(req)) ended = rt.sessions.destroy(id) || ended;
+      clearSessionCookie(req, res);
+      res.setHeader('cache-control', 'no-store');
+      if (ended) log.info('signed out');
+      if (prefersHtml(req)) {
+        res.redirect(303, '/login.php');
+        return undefined;
+      }
+      return { authenticated: false as const, signed_out: ended };
+    },
+  });
+}
+
+/** `/` for a browser: the signed-in page, or the way to the sign-in page. */
+export function sendHome(rt: ProxyRuntime, req: Request, res: Response): boolean {
+  if (!prefersHtml(req)) return false;
+  const session = sessionOf(rt, req);
+  if (session === undefined) res.redirect(303, '/login.php');
+  else sendHtml(res, 200, homePage(session.user));
+  return true;
+}

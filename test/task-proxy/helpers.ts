@@ -1,0 +1,251 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
+import { hashPassword } from '../../services/task-proxy/src/adapters/passwords.js';
+import { buildTaskProxyApp, type TaskProxyService } from '../../services/task-proxy/src/app.js';
+import { loadTaskProxyConfig, type TaskProxyConfig } from '../../services/task-proxy/src/config.js';
+import { captureLogs } from '../kit/helpers.js';
+
+/** Test users (hashed at a low scrypt cost, N=2^10, so a sign-in takes a millisecond). */
+export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
+export const BOB = { username: 'bob', password: 'Tr0ub4dor&3 ✓ mật khẩu' };
+export const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
+
+/** A users file holding `users` (scrypt lines), in a fresh temp directory. */
+export async function writeUsersFile(
+  users: readonly { username: string; password: string }[] = [ALICE, BOB],
+  file = join(mkdtempSync(join(tmpdir(), 'task-proxy-users-')), 'users.txt'),
+): Promise<string> {
+  const lines = ['# task proxy users (test)', ''];
+  for (const u of users) lines.push(`${u.username}:${await hashPassword(u.password, FAST_SCRYPT)}`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+export interface ProxyTestServer {
+  readonly service: TaskProxyService;
+  readonly config: TaskProxyConfig;
+  readonly server: RunningServer;
+  readonly url: string;
+  readonly logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * The task proxy on an ephemeral loopback port; `env` adds or overrides variables (TASK_AGENT_URL,
+ * TASK_AGENT_DB or DATABASE_URL, TASK_PROXY_USERS_FILE…). Resolves once the users are loaded and
+ * the agent was probed once.
+ */
+export async function startProxy(
+  env: Record<string, string>,
+  options: { now?: () => number } = {},
+): Promise<ProxyTestServer> {
+  const { config, password } = loadTaskProxyConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    TASK_PROXY_PROBE_MS: '100',
+    TASK_AGENT_TIMEOUT_MS: '5000',
+    SHUTDOWN_GRACE_MS: '1000',
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
+  const { logs, destination } = captureLogs();
+  const service = buildTaskProxyApp({
+    config,
+    password,
+    logger: createLogger({ service: 'task-proxy', level: config.LOG_LEVEL, destination }),
+    processMetrics: false,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
+  await service.start();
+  await service.monitor.check();
+  return { service, config, server, url: server.url, logs, close: () => server.shutdown('test finished') };
+}
+
+/** One cookie as a browser keeps it. */
+export interface StoredCookie {
+  readonly name: string;
+  readonly value: string;
+  /** Attribute names (lower case) and values: path, httponly, samesite, secure, max-age… */
+  readonly attributes: Readonly<Record<string, string | true>>;
+}
+
+/**
+ * A minimal cookie jar for one origin: keeps what Set-Cookie headers set (Max-Age=0 or a past
+ * Expires deletes), sends them back as a Cookie header, and keeps every Set-Cookie seen for
+ * assertions on its attributes.
+ */
+export class CookieJar {
+  private readonly cookies = new Map<string, StoredCookie>();
+  readonly seen: StoredCookie[] = [];
+
+  store(res: Response): void {
+    for (const header of res.headers.getSetCookie()) {
+      const [pair = '', ...attrs] = header.split(';').map((p) => p.trim());
+      const eq = pair.indexOf('=');
+      const cookie: StoredCookie = {
+        name: pair.slice(0, eq),
+        value: pair.slice(eq + 1),
+        attributes: Object.fromEntries(
+          attrs.map((a) => {
+            const i = a.indexOf('=');
+            return i < 0 ? [a.toLowerCase(), true] : [a.slice(0, i).toLowerCase(), a.slice(i + 1)];
+          }),
+        ),
+      };
+      this.seen.push(cookie);
+      const expires = cookie.attributes['expires'];
+      const gone =
+        cookie.attributes['max-age'] === '0' ||
+        (typeof expires === 'string' && new Date(expires).getTime() <= Date.now());
+      if (gone) this.cookies.delete(cookie.name);
+      else this.cookies.set(cookie.name, cookie);
+    }
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name)?.value;
+  }
+
+  set(name: string, value: string): void {
+    this.cookies.set(name, { name, value, attributes: {} });
+  }
+
+  clear(): void {
+    this.cookies.clear();
+  }
+
+  header(): string | undefined {
+    if (this.cookies.size === 0) return undefined;
+    return [...this.cookies.values()].map((c) => `${c.name}=${c.value}`).join('; ');
+  }
+
+  /** The last Set-Cookie seen for `name`. */
+  last(name: string): StoredCookie | undefined {
+    return this.seen.filter((c) => c.name === name).at(-1);
+  }
+}
+
+export type Encoding = 'urlencoded' | 'multipart' | 'json';
+
+export interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Headers;
+}
+
+/** A browser-less client of the proxy: a cookie jar, form posts in three encodings. */
+export class ProxyClient {
+  readonly jar = new CookieJar();
+
+  constructor(
+    readonly url: string,
+    private readonly defaults: { encoding?: Encoding; headers?: Record<string, string> } = {},
+  ) {}
+
+  async request(
+    method: string,
+    path: string,
+    fields?: Record<string, unknown>,
+    options: { encoding?: Encoding; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
+    const encoding = options.encoding ?? this.defaults.encoding ?? 'urlencoded';
+    const headers: Record<string, string> = { ...this.defaults.headers, ...options.headers };
+    const cookie = this.jar.header();
+    if (cookie !== undefined) headers['cookie'] = cookie;
+    let body: string | FormData | URLSearchParams | undefined;
+    if (fields !== undefined) {
+      if (encoding === 'json') {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(fields);
+      } else if (encoding === 'multipart') {
+        const form = new FormData();
+        for (const [k, v] of Object.entries(fields)) form.append(k, String(v));
+        body = form;
+      } else {
+        body = new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)]));
+      }
+    }
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      redirect: 'manual',
+      ...(body ? { body } : {}),
+    });
+    this.jar.store(res);
+    const text = await res.text();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      parsed = { html: text };
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  login(
+    user: { username: string; password: string } = ALICE,
+    options: { encoding?: Encoding; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
+    return this.request('POST', '/login.php', { username: user.username, password: user.password }, options);
+  }
+
+  logout(options: { headers?: Record<string, string> } = {}): Promise<Answer> {
+    return this.request('POST', '/logout.php', {}, options);
+  }
+
+  action(
+    action: string,
+    fields: Record<string, unknown> = {},
+    options: { encoding?: Encoding; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
+    return this.request('POST', '/api/agent_proxy.php', { action, ...fields }, options);
+  }
+
+  /** The action's body, failing the test with the answer when it is not 200. */
+  async ok(action: string, fields: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const answer = await this.action(action, fields);
+    if (answer.status !== 200)
+      throw new Error(`${action} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  }
+}
+
+/** The sum of a metric's samples whose labels include `labels`; 0 when there is none. */
+export async function metricValue(
+  url: string,
+  name: string,
+  labels: Readonly<Record<string, string>> = {},
+): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m?.[1] !== name) continue;
+    const have = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
+    );
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns a value (not undefined), or fails after `timeoutMs`. */
+export async function until<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
