@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
@@ -6,6 +8,7 @@ import { hashPassword } from '../../services/task-proxy/src/adapters/passwords.j
 import { buildTaskProxyApp, type TaskProxyService } from '../../services/task-proxy/src/app.js';
 import { loadTaskProxyConfig, type TaskProxyConfig } from '../../services/task-proxy/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
+import { TEST_ENV } from '../task-agent/helpers.js';
 
 /** Test users (hashed at a low scrypt cost, N=2^10, so a sign-in takes a millisecond). */
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
@@ -248,4 +251,57 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
     await sleep(50);
   }
+}
+
+/** A loopback port free right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AgentProcess {
+  readonly url: string;
+  /** SIGKILL: no shutdown hook runs. */
+  kill(): Promise<void>;
+}
+
+const AGENT_MAIN = new URL('../../services/task-agent/dist/main.js', import.meta.url).pathname;
+
+/**
+ * The built task agent as a real process on `port` (so the proxy finds it again after a restart),
+ * with the agent tests' settings (test/task-agent/helpers.ts TEST_ENV). `npm test` builds
+ * services/task-agent/dist first. Resolves once its /health answers 200 and it saw the LLM up.
+ */
+export async function startAgentProcess(env: Record<string, string>, port: number): Promise<AgentProcess> {
+  const child = spawn(process.execPath, [AGENT_MAIN], {
+    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${String(port)}`;
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the task agent exited (${child.exitCode}): ${stderr}`);
+      const health = await fetch(`${url}/health`).then(
+        async (r) => (r.status === 200 ? ((await r.json()) as { llm: { state: string } }) : undefined),
+        () => undefined,
+      );
+      return health?.llm.state === 'up' ? true : undefined;
+    },
+    30_000,
+    'the task agent healthy',
+  );
+  return {
+    url,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
