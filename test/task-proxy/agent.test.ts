@@ -170,6 +170,19 @@ describe.each([
       status: 404,
       body: { detail: 'Task 999999 not found' },
     });
+    // A proxy without the agent's token is told what to set.
+    const tokenless = await startProxy({ TASK_AGENT_URL: online.url, TASK_PROXY_USERS_FILE: usersFile });
+    try {
+      const c = new ProxyClient(tokenless.url);
+      await c.login(ALICE);
+      const refused = await c.action('list_tasks');
+      expect(refused.status).toBe(502);
+      expect(String(refused.body['detail'])).toMatch(
+        /refused the proxy's token \(401\): set TASK_AGENT_API_TOKEN/,
+      );
+    } finally {
+      await tokenless.close();
+    }
 
     // Chat keeps a session; clear_history clears it.
     const chat = await client.ok('chat', { message: 'Hello, which tasks are pending?' });
@@ -242,8 +255,31 @@ describe.each([
       before.push(answer.body);
     }
 
+    // Two more proxies that will not probe again: they still believe the agent online after the
+    // kill, so their first calls find it gone and fall back to the store at once.
+    const slow = {
+      TASK_AGENT_URL: agent!.url,
+      TASK_AGENT_API_TOKEN: TASK_AGENT_TOKEN,
+      TASK_PROXY_USERS_FILE: usersFile,
+      TASK_PROXY_PROBE_MS: '600000',
+      ...storeVars,
+    };
+    const reader = await startProxy(slow);
+    const writer = await startProxy(slow);
+    const readerClient = new ProxyClient(reader.url);
+    const writerClient = new ProxyClient(writer.url);
+    await readerClient.login(ALICE);
+    await writerClient.login(ALICE);
+    expect(await readerClient.ok('status')).toEqual({ status: 'online' });
+    expect(await writerClient.ok('status')).toEqual({ status: 'online' });
+
     await agent!.kill();
     agent = undefined;
+    const read = await readerClient.action('list_tasks');
+    expect([read.status, read.headers.get('x-task-proxy-source')]).toEqual([200, 'store']);
+    expect(read.body).toEqual(before[0]);
+    expect(await readerClient.ok('status')).toEqual({ status: 'offline' });
+    await reader.close();
     await until(async () => ((await state()) === 'offline' ? true : undefined), 5000, 'the proxy offline');
 
     for (const [i, [action, fields]] of reads.entries()) {
@@ -260,6 +296,12 @@ describe.each([
       status: 404,
       body: { detail: 'Task 999999 not found' },
     });
+
+    // A write that certainly did not reach the agent (connection refused) goes to the store.
+    const fallback = await writerClient.ok('create_task', { title: 'Sent as the agent died' });
+    expect(fallback).toMatchObject({ status: 'pending', queued: true });
+    expect(await writerClient.ok('status')).toEqual({ status: 'offline' });
+    await writer.close();
 
     // create_task is queued; cancel_task is applied; chat is refused.
     const queued = await client.ok('create_task', {
@@ -282,8 +324,8 @@ describe.each([
     ).stats;
     expect((await client.ok('get_stats'))['stats']).toEqual({
       ...statsBefore,
-      total: (statsBefore['total'] ?? 0) + 2,
-      pending: (statsBefore['pending'] ?? 0) + 1,
+      total: (statsBefore['total'] ?? 0) + 3,
+      pending: (statsBefore['pending'] ?? 0) + 2,
       cancelled: (statsBefore['cancelled'] ?? 0) + 1,
     });
 
@@ -305,8 +347,9 @@ describe.each([
       if (action !== 'get_task') continue;
       expect(await client.ok(action, fields)).toEqual(before[i]);
     }
+    expect(['done', 'failed']).toContain((await finished(fallback['id'] as number)).task.status);
     const after = (await client.ok('get_stats'))['stats'] as Record<string, number>;
-    expect(after['total']).toBe((statsBefore['total'] ?? 0) + 2);
+    expect(after['total']).toBe((statsBefore['total'] ?? 0) + 3);
     expect(after['pending']).toBe(0);
   }, 120_000);
 

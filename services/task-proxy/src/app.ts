@@ -167,6 +167,7 @@ export function buildTaskProxyApp(deps: TaskProxyDeps): TaskProxyService {
   const loadUsers = async (): Promise<void> => {
     try {
       await users.load();
+      if (closed) return;
       readiness.setReady();
       logger.info({ users: users.size }, 'users loaded');
     } catch (error) {

@@ -20,13 +20,7 @@ export const ACTION_OUTCOMES = [
 ] as const;
 export type ActionOutcome = (typeof ACTION_OUTCOMES)[number];
 
-export const SIGN_IN_OUTCOMES = [
-  'success',
-  'bad_credentials',
-  'rate_limited',
-  'bad_request',
-  'refused',
-] as const;
+export const SIGN_IN_OUTCOMES = ['success', 'bad_credentials', 'rate_limited', 'bad_request'] as const;
 export type SignInOutcome = (typeof SIGN_IN_OUTCOMES)[number];
 
 export const SESSION_ENDS = ['signed_out', 'expired', 'evicted', 'rotated'] as const;
@@ -91,7 +85,7 @@ export function createTaskProxyMetrics(
     if (action !== 'status' && action !== 'chat') offlineAnswers.inc({ action }, 0);
   const signIns = new Counter({
     name: `${p}sign_ins_total`,
-    help: 'Sign-in attempts by outcome (success, bad_credentials, rate_limited, bad_request, refused).',
+    help: 'Sign-in attempts by outcome (success, bad_credentials, rate_limited, bad_request).',
     labelNames: ['outcome'] as const,
     registers,
   });
