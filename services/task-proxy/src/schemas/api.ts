@@ -57,7 +57,9 @@ export const ActionFieldsSchema = z.looseObject({
   action: field(`One of ${ACTIONS.join(', ')}`),
   message: field('chat: the message (string)'),
   session_id: field('chat (optional), clear_history (required): 1-128 letters, digits, ".", "_", ":", "-"'),
-  limit: field('list_tasks (default 50), get_task_logs (default 100), get_runs (default 50): 1 to 500'),
+  limit: field(
+    'list_tasks (default 50, at most 500), get_task_logs (default 100, at most 1000), get_runs (default 50, at most 500); a larger one is lowered to the maximum',
+  ),
   status: field(
     'list_tasks: a status name of any group (pending, queued, waiting, running, in_progress, …) or all',
   ),
