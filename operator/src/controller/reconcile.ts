@@ -26,6 +26,7 @@ import type { KubeClient, KubeObjectLike } from '../k8s/client.js';
 import type { EventRecorder, InvolvedObject } from '../k8s/events.js';
 import {
   ResourceProfileError,
+  authSecretData,
   authSecretName,
   buildComponentObjects,
   componentsInRolloutOrder,
@@ -35,6 +36,7 @@ import {
   selectorLabels,
   serviceUrl,
   stableJson,
+  storeWarnings,
   type KubeObject,
   type OperatorConfig,
   type OwnedSuite,
@@ -138,8 +140,12 @@ export class Reconciler {
         if (await this.ensureApplied(obj as unknown as KubeObjectLike))
           applied.push(`${obj.kind} ${obj.metadata.name}`);
       }
-      if (applied.length > 0)
+      if (applied.length > 0) {
         await this.event(suite, 'Normal', 'Applied', `${key}: applied ${applied.join(', ')}`);
+        // Said when the configuration is applied, not on every reconcile.
+        for (const warning of storeWarnings(suite, key))
+          await this.event(suite, 'Warning', warning.reason, warning.message);
+      }
       const service = await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key));
       observed.push(service);
       if (judgeService(service).ready) ready.add(key);
@@ -209,17 +215,28 @@ export class Reconciler {
     return true;
   }
 
-  /** The default auth Secret: generated once with random tokens, never rewritten. */
+  /**
+   * The default auth Secret: generated with random tokens (and the task proxy's first user), its
+   * values never rewritten; written again only to add a key it lacks (a suite from before a
+   * component that needs a new one). A Secret of that name that this operator did not make is the
+   * user's: left as it is. Nothing is read when every credential has an explicit ref.
+   */
   private async ensureAuthSecret(suite: OwnedSuite): Promise<void> {
-    const { apiTokenSecretRef, agentTokenSecretRef } = suite.spec.auth;
-    if (apiTokenSecretRef !== undefined && agentTokenSecretRef !== undefined) return;
+    if (authSecretData(suite, undefined, () => '') === null) return;
     const ref = {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: authSecretName(suite), namespace: suite.metadata.namespace },
     };
-    if ((await this.client.read(ref)) !== undefined) return;
-    const token = () => randomBytes(32).toString('base64url');
+    const current = await this.client.read<{
+      metadata?: { labels?: Record<string, string> };
+      data?: Record<string, string>;
+    }>(ref);
+    if (current !== undefined && current.metadata?.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) return;
+    const data = authSecretData(suite, current?.data, () => randomBytes(32).toString('base64url'));
+    if (data === null) return;
+    // The whole data, existing values included: a server-side apply drops the fields it owned and
+    // no longer names.
     await this.client.apply({
       ...ref,
       metadata: {
@@ -228,7 +245,7 @@ export class Reconciler {
         ownerReferences: [ownerReference(suite)],
       },
       type: 'Opaque',
-      stringData: { 'api-token': token(), 'agent-token': token() },
+      data,
     });
   }
 

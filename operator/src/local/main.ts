@@ -7,11 +7,17 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
-import { enabledComponents, parseSuite, TOKEN_ENV_NAMES, type Suite } from '../api/v1alpha1/index.js';
+import {
+  COMPONENTS,
+  enabledComponents,
+  parseSuite,
+  TOKEN_ENV_NAMES,
+  type Suite,
+} from '../api/v1alpha1/index.js';
 import { readConfig, type RunnerConfig } from './config.js';
 import { planLocal, type ProcessSpec } from './plan.js';
 import { Runner, type ModelStep } from './runner.js';
-import { describeTokens, resolveTokens } from './tokens.js';
+import { describeTokens, generateToken, resolveTokens, whereIs, type ResolvedTokens } from './tokens.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DEFAULT_SUITE = join(REPO_ROOT, 'crds', 'samples', 'local.yaml');
@@ -20,7 +26,8 @@ const USAGE = `usage: npm start -- [suite.yaml]   (default: crds/samples/local.y
 
 Runs the services of a ClinicalSuite as processes on this machine.
 Environment: CLINICALSUITE_HOME (default ~/.cache/clinicalsuite), CLINICALSUITE_SERVICES_DIR
-(default <repo>/services), CLINICALSUITE_BASE_PORT, API_TOKEN, AI_AGENT_API_TOKEN, LOG_LEVEL.
+(default <repo>/services), CLINICALSUITE_BASE_PORT, API_TOKEN, AI_AGENT_API_TOKEN,
+TASK_AGENT_API_TOKEN, TASK_PROXY_USER, TASK_PROXY_PASSWORD, LOG_LEVEL.
 `;
 
 const out = (text: string): void => void process.stdout.write(text);
@@ -62,6 +69,36 @@ async function loadModelStore(
   }
 }
 
+/**
+ * What the runner keeps in tokens.env: every token, and the first user of each enabled component
+ * that signs users in (the task proxy), its name defaulting to the catalogue's and its password
+ * generated like a token.
+ */
+function credentialNames(suite: Suite): { names: string[]; generate: (name: string) => string } {
+  const defaults = new Map<string, string>();
+  const names = [...TOKEN_ENV_NAMES];
+  for (const key of enabledComponents(suite.spec.services)) {
+    const signIn = COMPONENTS[key].signIn;
+    if (signIn === undefined) continue;
+    names.push(signIn.userEnv, signIn.passwordEnv);
+    defaults.set(signIn.userEnv, signIn.defaultUser);
+  }
+  return { names: [...new Set(names)], generate: (name) => defaults.get(name) ?? generateToken() };
+}
+
+/** A line per component that signs users in: where to, as whom, and where its password is (never the password). */
+function describeSignIns(plan: readonly ProcessSpec[], resolved: ResolvedTokens): string[] {
+  return plan.flatMap((spec) => {
+    const signIn = COMPONENTS[spec.component].signIn;
+    const user = signIn === undefined ? undefined : resolved.tokens[signIn.userEnv];
+    if (signIn === undefined || user === undefined) return [];
+    return [
+      `${spec.component} sign-in at ${spec.url}: user "${user}" (${signIn.userEnv} ${whereIs(resolved, signIn.userEnv)}), ` +
+        `password ${signIn.passwordEnv} ${whereIs(resolved, signIn.passwordEnv)}`,
+    ];
+  });
+}
+
 function displayDir(spec: ProcessSpec): string {
   const dir = resolve(spec.entry, '..', '..');
   const rel = relative(REPO_ROOT, dir);
@@ -89,7 +126,7 @@ async function run(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const modelsDir = join(config.home, 'models');
-  const tokens = await resolveTokens({ names: TOKEN_ENV_NAMES, env: process.env, home: config.home });
+  const tokens = await resolveTokens({ ...credentialNames(suite), env: process.env, home: config.home });
   if (tokens.generated.length > 0) {
     out(
       `generated ${tokens.generated.join(', ')} into ${tokens.file ?? '?'} (mode 0600; kept for the next runs)\n`,
@@ -117,7 +154,7 @@ async function run(argv: readonly string[]): Promise<number> {
     healthIntervalMs: config.healthIntervalMs,
     write: out,
     displayDir,
-    footer: [describeTokens(tokens), 'Ctrl-C to stop'],
+    footer: [describeTokens(tokens), ...describeSignIns(plan, tokens), 'Ctrl-C to stop'],
   });
   process.on('exit', () => runner.kill());
   return new Promise<number>((done, fail) => {

@@ -15,6 +15,7 @@ import {
   planExtraModels,
   planModel,
   serviceEnv,
+  storeEnvFor,
   type ModelFiles,
   type PlannedModel,
 } from '../plan/service-env.js';
@@ -29,7 +30,10 @@ export interface PlanOptions {
   readonly home: string;
   /** Directory holding `<dir>/dist/main.js` per component. */
   readonly servicesDir: string;
-  /** Token values by env var name (API_TOKEN, AI_AGENT_API_TOKEN). */
+  /**
+   * Token values by env var name (API_TOKEN, AI_AGENT_API_TOKEN, TASK_AGENT_API_TOKEN) and the task
+   * proxy's first user (TASK_PROXY_USER, TASK_PROXY_PASSWORD): each service gets those it needs.
+   */
   readonly tokens: Readonly<Record<string, string>>;
   /** Port of the llm; every other port keeps its distance to it. Default: the catalogue ports. */
   readonly basePortOverride?: number | undefined;
@@ -64,15 +68,16 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
   const { services } = suite.spec;
   const modelsDir = join(options.home, 'models');
   const urlOf = (key: ComponentKey) => `http://${LOCAL_HOST}:${portOf(key, options.basePortOverride)}`;
-  return dependencyOrder(services).map((key): ProcessSpec => {
-    const c = COMPONENTS[key];
-    const dependsOn = effectiveDependsOn(services, key);
-    const model = planModel(suite, key, modelsDir, options.manifest, join);
-    const dataDir = join(options.home, 'data', c.dir);
+  const dataDirOf = (key: ComponentKey) => join(options.home, 'data', COMPONENTS[key].dir);
+  /** A process's working directory: its service directory (the runner starts it there). */
+  const cwdOf = (key: ComponentKey) => join(options.servicesDir, COMPONENTS[key].dir);
+  const modelOf = (key: ComponentKey) => planModel(suite, key, modelsDir, options.manifest, join);
+  const envOf = (key: ComponentKey): Record<string, string> => {
+    const owner = COMPONENTS[key].readsStoreOf;
     const inherited: Record<string, string> = {};
     if (options.inherit?.PATH !== undefined) inherited['PATH'] = options.inherit.PATH;
     if (options.inherit?.HOME !== undefined) inherited['HOME'] = options.inherit.HOME;
-    const env = {
+    return {
       ...inherited,
       ...serviceEnv({
         suite,
@@ -86,24 +91,32 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
           EXIT_WITH_PARENT: 'true',
         },
         modelsDir,
-        dataDir,
-        model,
+        dataDir: dataDirOf(key),
+        model: modelOf(key),
         urlOf,
         tokens: options.tokens,
+        // The store outlives its process: the task proxy reads the task agent's file (or database)
+        // while the agent is down or disabled, so it comes from the owner's env either way.
+        ...(owner === undefined || owner === key
+          ? {}
+          : { storeEnv: storeEnvFor(owner, envOf(owner), cwdOf(owner), join) }),
       }),
     };
+  };
+  return dependencyOrder(services).map((key): ProcessSpec => {
+    const c = COMPONENTS[key];
     return {
       component: key,
       title: c.title,
       dir: c.dir,
-      entry: join(options.servicesDir, c.dir, 'dist', 'main.js'),
+      entry: join(cwdOf(key), 'dist', 'main.js'),
       port: portOf(key, options.basePortOverride),
       url: urlOf(key),
-      env,
-      model,
+      env: envOf(key),
+      model: modelOf(key),
       extraModels: planExtraModels(suite, key, modelsDir, options.manifest, join),
-      dependsOn,
-      dataDir,
+      dependsOn: effectiveDependsOn(services, key),
+      dataDir: dataDirOf(key),
       logFile: join(options.home, 'logs', `${c.dir}.log`),
     };
   });

@@ -1,7 +1,9 @@
 /**
- * The bearer tokens the services require. Taken from the runner's environment; otherwise from
- * `$CLINICALSUITE_HOME/tokens.env`, generated into it (32 random bytes, base64url) the first time,
- * so that they stay the same from one run to the next. Token values are never printed.
+ * The bearer tokens the services require, and other credentials made the same way (the task
+ * proxy's first user). Taken from the runner's environment; otherwise from
+ * `$CLINICALSUITE_HOME/tokens.env`, generated into it (32 random bytes, base64url, unless the caller
+ * gives a default) the first time, so that they stay the same from one run to the next. Token
+ * values are never printed.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
@@ -32,7 +34,7 @@ export function parseTokensFile(text: string): Map<string, string> {
 
 function renderTokensFile(values: ReadonlyMap<string, string>): string {
   const lines = [...values].map(([key, value]) => `${key}=${value}`);
-  return `# Bearer tokens of the local ClinicalSuite services (generated; keep this file private).\n${lines.join('\n')}\n`;
+  return `# Bearer tokens and sign-in credentials of the local ClinicalSuite services (generated; keep this file private).\n${lines.join('\n')}\n`;
 }
 
 export function generateToken(): string {
@@ -52,7 +54,10 @@ export async function resolveTokens(options: {
   readonly names: readonly string[];
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly home: string;
+  /** The value stored for `name` when neither the environment nor the file has one; default {@link generateToken}. */
+  readonly generate?: (name: string) => string;
 }): Promise<ResolvedTokens> {
+  const generate = options.generate ?? generateToken;
   const file = join(options.home, TOKENS_FILE);
   const existingText = await readIfPresent(file);
   const stored = parseTokensFile(existingText ?? '');
@@ -70,7 +75,7 @@ export async function resolveTokens(options: {
       tokens[name] = storedValue;
       fromFile.push(name);
     } else {
-      tokens[name] = generateToken();
+      tokens[name] = generate(name);
       stored.set(name, tokens[name]);
       generated.push(name);
     }
@@ -86,6 +91,12 @@ export async function resolveTokens(options: {
   }
   if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);
   return { tokens, file, fromEnv, fromFile, generated };
+}
+
+/** Where the value of `name` comes from, in words (`from the environment`, `in <file>`); never the value. */
+export function whereIs(resolved: ResolvedTokens, name: string): string {
+  if (resolved.fromEnv.includes(name)) return 'from the environment';
+  return resolved.file === null ? 'nowhere' : `in ${resolved.file}`;
 }
 
 /** One line for the user: where each token comes from, never its value. */

@@ -5,7 +5,7 @@
  * their env from here, so a process on a laptop and a pod in a cluster are configured alike.
  * Pure: a function of the parsed suite and the arguments.
  */
-import { posix } from 'node:path';
+import { isAbsolute, posix } from 'node:path';
 import { COMPONENTS, effectiveDependsOn, type ComponentKey, type Suite } from '../api/v1alpha1/index.js';
 
 /** Model files by manifest id, relative to the models directory (the kit's MODEL_MANIFEST fits). */
@@ -89,6 +89,42 @@ export function tokenEnvNames(suite: Suite, key: ComponentKey): string[] {
   return [...new Set([key, ...deps].flatMap((k) => COMPONENTS[k].tokenEnv))];
 }
 
+/** The env vars of the first user `key` lets sign in (its catalogue's `signIn`), which only it receives. */
+export function signInEnvNames(key: ComponentKey): string[] {
+  const signIn = COMPONENTS[key].signIn;
+  return signIn === undefined ? [] : [signIn.userEnv, signIn.passwordEnv];
+}
+
+/**
+ * The env that points a component reading `owner`'s store (the catalogue's `readsStoreOf`) at it,
+ * derived from the owner's env as planned (`ownerEnv`, the spec's `env` applied): the owner's shared
+ * store variable (DATABASE_URL) when it has one; otherwise its embedded file (TASK_AGENT_DB, default
+ * `$DATA_DIR/<file>`, a relative path taken from the owner's working directory) when the reader runs
+ * on the same machine (`ownerCwd` given); otherwise nothing (a pod cannot reach another pod's file).
+ */
+export function storeEnvFor(
+  owner: ComponentKey,
+  ownerEnv: Readonly<Record<string, string>>,
+  ownerCwd: string | null,
+  join: (...parts: string[]) => string = (...parts) => posix.join(...parts),
+): Record<string, string> {
+  const { sharedStoreEnv, embeddedStore } = COMPONENTS[owner];
+  const shared = sharedStoreEnv === undefined ? undefined : ownerEnv[sharedStoreEnv];
+  if (sharedStoreEnv !== undefined && shared !== undefined && shared !== '')
+    return { [sharedStoreEnv]: shared };
+  if (embeddedStore === undefined || ownerCwd === null) return {};
+  const explicit = ownerEnv[embeddedStore.env];
+  const dataDir = ownerEnv['DATA_DIR'];
+  const file =
+    explicit !== undefined && explicit !== ''
+      ? explicit
+      : dataDir === undefined
+        ? null
+        : join(dataDir, embeddedStore.file);
+  if (file === null) return {};
+  return { [embeddedStore.env]: isAbsolute(file) ? file : join(ownerCwd, file) };
+}
+
 export interface ServiceEnvInput {
   readonly suite: Suite;
   readonly key: ComponentKey;
@@ -102,14 +138,23 @@ export interface ServiceEnvInput {
   readonly model: PlannedModel | null;
   /** Base URL of a dependency, as this runtime reaches it. */
   readonly urlOf: (dep: ComponentKey) => string;
-  /** Token values by env name; a name without a value is left out (a pod takes them from a Secret). */
+  /**
+   * Secret values by env name: tokens, and the sign-in user of a component that has one. A name
+   * without a value is left out (a pod takes them from a Secret).
+   */
   readonly tokens?: Readonly<Record<string, string>>;
+  /**
+   * For a component that reads another's store (`readsStoreOf`): where that store is, as this
+   * runtime reaches it (see {@link storeEnvFor}). Placed after the upstream URLs.
+   */
+  readonly storeEnv?: Readonly<Record<string, string>>;
 }
 
 /**
  * The service's environment: listen address, runtime extras, directories, the concurrency limit,
- * queue and deadline, MODEL_PATH, tokens, upstream URLs (`<DEP>_URL`) and finally the spec's `env`,
- * which wins over everything but PORT and HOST (the schema rejects those two).
+ * queue and deadline, MODEL_PATH, tokens (and sign-in user), upstream URLs (`<DEP>_URL`), the store
+ * it reads, and finally the spec's `env`, which wins over everything but PORT and HOST (the schema
+ * rejects those two).
  */
 export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   const { suite, key } = input;
@@ -126,12 +171,13 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
     env['REQUEST_TIMEOUT_MS'] = String(spec.requestTimeoutSeconds * 1000);
   }
   if (input.model) env['MODEL_PATH'] = input.model.path;
-  for (const name of tokenEnvNames(suite, key)) {
+  for (const name of [...tokenEnvNames(suite, key), ...signInEnvNames(key)]) {
     const value = input.tokens?.[name];
     if (value !== undefined) env[name] = value;
   }
   for (const dep of effectiveDependsOn(suite.spec.services, key))
     env[COMPONENTS[dep].urlEnv] = input.urlOf(dep);
+  Object.assign(env, input.storeEnv);
   for (const { name, value } of spec?.env ?? []) env[name] = value;
   return env;
 }

@@ -1,9 +1,15 @@
 /**
  * A component's ConfigMap: its non-secret environment (the shared service contract with in-pod
  * values), read by the pod through `envFrom`. Tokens stay out of it: they come from Secrets.
+ *
+ * A component that reads another's store (the task proxy, the task agent's) gets the owner's
+ * shared store variable (DATABASE_URL) when the owner's spec env sets it. The owner's embedded
+ * SQLite file lives in its own pod and cannot be shared, so otherwise the reader has no store:
+ * see {@link storeWarnings}.
  */
-import type { ComponentKey } from '../api/v1alpha1/index.js';
-import { serviceEnv } from '../plan/service-env.js';
+import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
+import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
+import { usersFileEnv } from './auth.js';
 import { componentMetadata } from './metadata.js';
 import { plannedModel } from './model.js';
 import { objectName } from './names.js';
@@ -18,18 +24,50 @@ export function serviceUrl(suite: OwnedSuite, key: ComponentKey): string {
 
 /** The env data of the ConfigMap, keys sorted (as the API server returns them). */
 export function configData(suite: OwnedSuite, key: ComponentKey): Record<string, string> {
+  const owner = COMPONENTS[key].readsStoreOf;
   return sorted(
     serviceEnv({
       suite,
       key,
       port: POD_PORT,
       host: POD_HOST,
+      runtime: usersFileEnv(suite, key),
       modelsDir: MODELS_DIR,
       dataDir: DATA_DIR,
       model: plannedModel(suite, key),
       urlOf: (dep) => serviceUrl(suite, dep),
+      ...(owner === undefined || owner === key
+        ? {}
+        : { storeEnv: storeEnvFor(owner, configData(suite, owner), null) }),
     }),
   );
+}
+
+export interface ConfigWarning {
+  /** CamelCase, as an Event's reason. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * What works but not fully with this configuration, for the user to hear about (the reconciler
+ * records them as Warning events when it applies the component): a store reader without a store
+ * answers its offline queries with 503.
+ */
+export function storeWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarning[] {
+  const owner = COMPONENTS[key].readsStoreOf;
+  if (owner === undefined || owner === key) return [];
+  const shared = COMPONENTS[owner].sharedStoreEnv;
+  if (shared === undefined || configData(suite, key)[shared] !== undefined) return [];
+  return [
+    {
+      reason: 'NoSharedStore',
+      message:
+        `${key}: while ${owner} is offline it cannot answer from ${owner}'s stored data (it answers 503): ` +
+        `${owner} keeps an embedded store in its own pod; set ${shared} in spec.services.${owner}.env ` +
+        `(PostgreSQL) and ${key} gets it too`,
+    },
+  ];
 }
 
 export function buildConfigMap(suite: OwnedSuite, key: ComponentKey): ConfigMapObject {

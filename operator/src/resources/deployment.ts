@@ -2,10 +2,11 @@
  * A component's Deployment: one container running `node services/<dir>/dist/main.js` from the
  * suite's image (the `-cuda` variant on a CUDA profile), its env from the ConfigMap and the token
  * Secrets, resources and placement from its profile, the model volume filled by an init container,
- * the restricted security context, probes on /livez and /readyz, and the config-hash annotation.
+ * a users Secret mounted read-only (the task proxy, when spec.auth names one), the restricted
+ * security context, probes on /livez and /readyz, and the config-hash annotation.
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
-import { tokenEnv } from './auth.js';
+import { tokenEnv, usersVolume } from './auth.js';
 import { configData } from './config-map.js';
 import { configHash } from './hash.js';
 import { componentLabels, selectorLabels } from './labels.js';
@@ -79,6 +80,7 @@ export function buildDeployment(
   const { pullPolicy, pullSecrets } = suite.spec.image;
   const model = podModel(suite, key);
   const env = tokenEnv(suite, key);
+  const users = usersVolume(suite, key);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -124,10 +126,10 @@ export function buildDeployment(
               resources: resources(placement),
               ...probes(),
               securityContext: containerSecurityContext(),
-              volumeMounts: volumeMounts(model),
+              volumeMounts: [...volumeMounts(model), ...users.volumeMounts],
             },
           ],
-          volumes: volumes(model),
+          volumes: [...volumes(model), ...users.volumes],
         },
       },
     },

@@ -4,8 +4,8 @@
  * reach them on 8080. When the suite has monitoring on, Prometheus is let in too: pods labelled
  * `prometheus.podLabels` in the namespace `prometheus.namespace` of the operator config (default
  * prometheus-operator's `app.kubernetes.io/name: prometheus` in `monitoring`). The services that
- * check a bearer token (llm, agent) or a session (taskProxy) are the suite's front doors and stay
- * open. Kubelet probes are not affected (node traffic is not pod ingress for common CNIs).
+ * check a bearer token (llm, agent, taskAgent) or a session (taskProxy) are the suite's front doors
+ * and stay open (so the task proxy reaches the task agent, token in hand). Kubelet probes are not affected (node traffic is not pod ingress for common CNIs).
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { selectorLabels, suitePodLabels } from './labels.js';

@@ -1,6 +1,8 @@
 /**
  * A component's Service: ClusterIP, port 8080 named http, selecting its pods; ClientIP affinity for
- * a component that keeps sessions in memory (the agent), for as long as its sessions live by default.
+ * a component that keeps sessions in memory (the agent, the task proxy's sign-ins), for as long as
+ * its sessions live by default. Behind an ingress every client comes from the ingress's pods: pin
+ * sessions there too (cookie affinity on PHPSESSID for the task proxy).
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { selectorLabels } from './labels.js';
@@ -9,7 +11,10 @@ import { objectName } from './names.js';
 import { POD_PORT, PORT_NAME, type OwnedSuite } from './types.js';
 import type { ServiceObject } from './wire.js';
 
-/** The agent's default session TTL (AGENT_SESSION_TTL_S), so a client keeps its pod while its session lives. */
+/**
+ * The agent's default session TTL (AGENT_SESSION_TTL_S), longer than the task proxy's idle timeout
+ * (TASK_PROXY_SESSION_IDLE_S, 1800 s), so a client keeps its pod while its session lives.
+ */
 export const SESSION_AFFINITY_SECONDS = 3600;
 
 export function buildService(suite: OwnedSuite, key: ComponentKey): ServiceObject {

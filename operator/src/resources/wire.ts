@@ -72,7 +72,11 @@ export interface VolumeMount {
 
 export type Volume =
   | { name: string; persistentVolumeClaim: { claimName: string } }
-  | { name: string; emptyDir: Record<string, never> };
+  | { name: string; emptyDir: Record<string, never> }
+  | {
+      name: string;
+      secret: { secretName: string; items: { key: string; path: string }[]; defaultMode: number };
+    };
 
 export interface Container {
   name: string;

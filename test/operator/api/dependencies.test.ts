@@ -31,11 +31,23 @@ describe('component catalogue', () => {
     expect(COMPONENT_KEYS.filter((k) => COMPONENTS[k].gpu)).toEqual(['llm', 'face', 'medllm', 'reasoning']);
     expect(COMPONENTS.codeSearch.urlEnv).toBe('CODE_SEARCH_URL');
     expect(COMPONENTS.patientSim.urlEnv).toBe('PATIENT_SIM_URL');
-    expect(TOKEN_ENV_NAMES).toEqual(['API_TOKEN', 'AI_AGENT_API_TOKEN']);
+    expect(TOKEN_ENV_NAMES).toEqual(['API_TOKEN', 'AI_AGENT_API_TOKEN', 'TASK_AGENT_API_TOKEN']);
   });
 
   it('has acyclic default dependencies', () => {
     expect(findCycle(COMPONENT_KEYS, (k) => COMPONENTS[k].dependsOn)).toBeNull();
+  });
+
+  it('lets a store reader read only an owner that has a store and reads none itself', () => {
+    const readers = COMPONENT_KEYS.filter((k) => COMPONENTS[k].readsStoreOf !== undefined);
+    expect(readers).toEqual(['taskProxy']);
+    for (const reader of readers) {
+      const owner = COMPONENTS[COMPONENTS[reader].readsStoreOf!];
+      expect(owner.readsStoreOf).toBeUndefined();
+      expect(owner.sharedStoreEnv ?? owner.embeddedStore).toBeDefined();
+      // It calls the owner, so it receives the owner's token and URL.
+      expect(COMPONENTS[reader].dependsOn).toContain(owner.key);
+    }
   });
 });
 
@@ -48,19 +60,28 @@ describe('dependency graph', () => {
     ).toEqual(['ocr']);
   });
 
+  it('wires the task agent to the code search only when it is enabled', () => {
+    expect(effectiveDependsOn({ taskAgent: on, llm: on }, 'taskAgent')).toEqual(['llm']);
+    expect(effectiveDependsOn({ taskAgent: on, llm: on, codeSearch: on }, 'taskAgent')).toEqual([
+      'llm',
+      'codeSearch',
+    ]);
+    expect(dependencyOrder({ taskProxy: on, taskAgent: on })).toEqual(['taskAgent', 'taskProxy']);
+  });
+
   it('orders every enabled component after its dependencies, catalogue order breaking ties', () => {
     const all: ServicesLike = Object.fromEntries(COMPONENT_KEYS.map((k) => [k, on]));
     expect(dependencyOrder(all)).toEqual([
       'llm',
       'face',
       'medllm',
-      'taskAgent',
-      'taskProxy',
       'stt',
       'ocr',
       'tts',
       'codeSearch',
       'reasoning',
+      'taskAgent',
+      'taskProxy',
       'patientSim',
       'agent',
     ]);

@@ -165,10 +165,26 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
     );
   });
 
-  it('requires a shared database for more than one face replica (each would keep its own registry)', () => {
+  it('requires a shared database for more than one face or task agent replica (each would keep its own store)', () => {
     expect(issuesOf(suite({ services: { face: { enabled: true, replicas: 2 } } }))).toEqual([
-      'spec.services.face.replicas: more than one replica needs env DATABASE_URL (a shared database): each replica would otherwise keep its own registry',
+      'spec.services.face.replicas: more than one replica needs env DATABASE_URL (a shared database): each replica would otherwise keep its own store',
     ]);
+    expect(issuesOf(suite({ services: { taskAgent: { enabled: true, replicas: 3 } } }))).toEqual([
+      'spec.services.taskAgent.replicas: more than one replica needs env DATABASE_URL (a shared database): each replica would otherwise keep its own store',
+    ]);
+    expect(
+      parseSuite(
+        suite({
+          services: {
+            taskAgent: {
+              enabled: true,
+              replicas: 3,
+              env: [{ name: 'DATABASE_URL', value: 'postgres://db/t' }],
+            },
+          },
+        }),
+      ).spec.services.taskAgent?.replicas,
+    ).toBe(3);
     const shared = parseSuite(
       suite({
         services: {
@@ -180,6 +196,31 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
     expect(
       parseSuite(suite({ services: { llm: { enabled: true, replicas: 3 } } })).spec.services.llm?.replicas,
     ).toBe(3);
+  });
+
+  it('accepts the task agent and its proxy without the code search (a disabled default dependency)', () => {
+    const parsed = parseSuite(
+      suite({
+        services: { llm: { enabled: true }, taskAgent: { enabled: true }, taskProxy: { enabled: true } },
+      }),
+    );
+    expect(parsed.spec.services.taskAgent?.enabled).toBe(true);
+    expect(parsed.spec.services.codeSearch).toBeUndefined();
+  });
+
+  it('takes the task agent token and the task proxy users from Secrets of the user’s choice', () => {
+    const parsed = parseSuite(
+      suite({
+        auth: {
+          taskAgentTokenSecretRef: { name: 'tokens' },
+          taskProxyUsersSecretRef: { name: 'proxy-users' },
+        },
+      }),
+    );
+    expect(parsed.spec.auth).toEqual({
+      taskAgentTokenSecretRef: { name: 'tokens', key: 'token' },
+      taskProxyUsersSecretRef: { name: 'proxy-users', key: 'users' },
+    });
   });
 
   it('rejects something that is not an object at all', () => {

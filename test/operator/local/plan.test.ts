@@ -107,6 +107,90 @@ describe('planLocal', () => {
     });
   });
 
+  it('wires the task proxy to the task agent: URL, token, sign-in user and the agent’s SQLite file', () => {
+    const secrets = {
+      ...tokens,
+      TASK_AGENT_API_TOKEN: 'task-agent-token',
+      TASK_PROXY_USER: 'admin',
+      TASK_PROXY_PASSWORD: 'proxy-password',
+    };
+    const plan = planLocal(
+      suite({ llm: { enabled: true }, taskAgent: { enabled: true }, taskProxy: { enabled: true } }),
+      { ...options, tokens: secrets },
+    );
+    expect(plan.map((p) => p.component)).toEqual(['llm', 'taskAgent', 'taskProxy']);
+    const [, agent, proxy] = plan;
+    expect(proxy?.dependsOn).toEqual(['taskAgent']);
+    expect(proxy?.env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      PORT: '8005',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      CLINICALSUITE_HOME: '/h',
+      EXIT_WITH_PARENT: 'true',
+      MODELS_DIR: '/h/models',
+      DATA_DIR: '/h/data/task-proxy',
+      MAX_CONCURRENCY: '32',
+      TASK_AGENT_API_TOKEN: 'task-agent-token',
+      TASK_PROXY_USER: 'admin',
+      TASK_PROXY_PASSWORD: 'proxy-password',
+      TASK_AGENT_URL: 'http://127.0.0.1:8007',
+      // The file the agent opens by default: $DATA_DIR/task-agent.sqlite.
+      TASK_AGENT_DB: '/h/data/task-agent/task-agent.sqlite',
+    });
+    // The agent accepts its token and calls the llm with the llm's; no code search is enabled, so
+    // it gets no CODE_SEARCH_URL; the sign-in user is the proxy's alone.
+    expect(agent?.dependsOn).toEqual(['llm']);
+    expect(agent?.env).toMatchObject({
+      TASK_AGENT_API_TOKEN: 'task-agent-token',
+      API_TOKEN: 'llm-token',
+      LLM_URL: 'http://127.0.0.1:8001',
+      DATA_DIR: '/h/data/task-agent',
+    });
+    for (const name of ['CODE_SEARCH_URL', 'TASK_PROXY_USER', 'TASK_PROXY_PASSWORD', 'TASK_AGENT_DB'])
+      expect(agent?.env).not.toHaveProperty(name);
+
+    const withSearch = planLocal(
+      suite({ llm: { enabled: true }, codeSearch: { enabled: true }, taskAgent: { enabled: true } }),
+      options,
+    );
+    expect(withSearch.find((p) => p.component === 'taskAgent')?.env['CODE_SEARCH_URL']).toBe(
+      'http://127.0.0.1:8014',
+    );
+  });
+
+  it('points the task proxy at the store the task agent really uses', () => {
+    const proxyEnv = (taskAgent: Record<string, unknown>, taskProxy: Record<string, unknown> = {}) =>
+      planLocal(
+        suite({ taskAgent: { enabled: true, ...taskAgent }, taskProxy: { enabled: true, ...taskProxy } }),
+        options,
+      ).find((p) => p.component === 'taskProxy')?.env ?? {};
+    const pg = 'postgres://tasks@db.example.org/tasks';
+    // PostgreSQL: the same URL, and no SQLite file.
+    const shared = proxyEnv({ env: [{ name: 'DATABASE_URL', value: pg }] });
+    expect(shared['DATABASE_URL']).toBe(pg);
+    expect(shared).not.toHaveProperty('TASK_AGENT_DB');
+    // The agent's own TASK_AGENT_DB or DATA_DIR, a relative path taken from its working directory.
+    expect(proxyEnv({ env: [{ name: 'TASK_AGENT_DB', value: '/var/tasks.db' }] })['TASK_AGENT_DB']).toBe(
+      '/var/tasks.db',
+    );
+    expect(proxyEnv({ env: [{ name: 'TASK_AGENT_DB', value: 'db/tasks.db' }] })['TASK_AGENT_DB']).toBe(
+      '/s/task-agent/db/tasks.db',
+    );
+    expect(proxyEnv({ env: [{ name: 'DATA_DIR', value: '/srv/agent' }] })['TASK_AGENT_DB']).toBe(
+      '/srv/agent/task-agent.sqlite',
+    );
+    // The proxy's own spec env wins.
+    expect(proxyEnv({}, { env: [{ name: 'TASK_AGENT_DB', value: '/copy.db' }] })['TASK_AGENT_DB']).toBe(
+      '/copy.db',
+    );
+    // The stored data outlives the agent: with the agent switched off the proxy still reads its file.
+    const [alone] = planLocal(suite({ taskProxy: { enabled: true } }), options);
+    expect(alone?.env['TASK_AGENT_DB']).toBe('/h/data/task-agent/task-agent.sqlite');
+    expect(alone?.env).not.toHaveProperty('TASK_AGENT_URL');
+  });
+
   it('gives no token to a component that neither accepts nor calls one', () => {
     const [stt] = planLocal(suite({ stt: { enabled: true } }), options);
     expect(Object.keys(stt?.env ?? {}).filter((k) => k.includes('TOKEN'))).toEqual([]);

@@ -12,6 +12,7 @@ import {
   waitUntilDead,
   type Harness,
 } from './runner-harness.js';
+import { parseTokensFile } from '../../../operator/src/local/tokens.js';
 
 const harnesses: Harness[] = [];
 async function run(options: Parameters<typeof startRunner>[0]): Promise<Harness> {
@@ -51,7 +52,10 @@ describe('local runner (real processes)', () => {
       'ocr started',
       'stt started',
     ]);
-    expect(h.stdout()).toContain(`tokens: API_TOKEN, AI_AGENT_API_TOKEN in ${join(h.home, 'tokens.env')}`);
+    expect(h.stdout()).toContain(
+      `tokens: API_TOKEN, AI_AGENT_API_TOKEN, TASK_AGENT_API_TOKEN in ${join(h.home, 'tokens.env')}`,
+    );
+    expect(h.stdout()).not.toContain('TASK_PROXY_PASSWORD'); // no task proxy, no sign-in user
     expect(h.stdout()).toContain('Ctrl-C to stop');
 
     // What a service gets: the contract's variables, its upstream's URL, the spec's env; no leaks.
@@ -124,6 +128,39 @@ describe('local runner (real processes)', () => {
     ]);
     expect(h.stdout()).toContain('stopped 3 service(s)');
     expect(await waitUntilDead(pids)).toEqual([]);
+  });
+
+  it('gives the task proxy the agent’s URL, token and SQLite file, and a first user kept in tokens.env', async () => {
+    const h = await run({
+      dirs: ['task-agent', 'task-proxy'],
+      services: { taskAgent: { enabled: true }, taskProxy: { enabled: true } },
+      env: { TASK_PROXY_USER: 'clinician' },
+    });
+    await h.waitForTable(allReady(['taskAgent', 'taskProxy']));
+    const tokensFile = join(h.home, 'tokens.env');
+    const stored = parseTokensFile(readFileSync(tokensFile, 'utf8'));
+    const password = stored.get('TASK_PROXY_PASSWORD') ?? '';
+    expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(stored.has('TASK_PROXY_USER')).toBe(false); // from the runner's environment
+    const envOf = (dir: string) =>
+      JSON.parse(readFileSync(join(h.home, 'data', dir, 'env.json'), 'utf8')) as Record<string, string>;
+    const proxy = envOf('task-proxy');
+    expect(proxy).toMatchObject({
+      TASK_AGENT_URL: `http://127.0.0.1:${h.basePort + 6}`,
+      TASK_AGENT_API_TOKEN: stored.get('TASK_AGENT_API_TOKEN'),
+      TASK_AGENT_DB: join(h.home, 'data', 'task-agent', 'task-agent.sqlite'),
+      TASK_PROXY_USER: 'clinician',
+      TASK_PROXY_PASSWORD: password,
+    });
+    const agent = envOf('task-agent');
+    expect(agent['TASK_AGENT_API_TOKEN']).toBe(stored.get('TASK_AGENT_API_TOKEN'));
+    expect(agent['DATA_DIR']).toBe(join(h.home, 'data', 'task-agent'));
+    expect(agent).not.toHaveProperty('TASK_PROXY_PASSWORD');
+    expect(h.stdout()).toContain(
+      `taskProxy sign-in at http://127.0.0.1:${h.basePort + 4}: user "clinician" (TASK_PROXY_USER from the ` +
+        `environment), password TASK_PROXY_PASSWORD in ${tokensFile}`,
+    );
+    expect(h.stdout()).not.toContain(password);
   });
 
   it('reports a model that cannot be fetched and a service that is not built, and starts the rest', async () => {

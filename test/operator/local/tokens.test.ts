@@ -2,7 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeTokens, parseTokensFile, resolveTokens } from '../../../operator/src/local/tokens.js';
+import {
+  describeTokens,
+  generateToken,
+  parseTokensFile,
+  resolveTokens,
+  whereIs,
+} from '../../../operator/src/local/tokens.js';
 
 const names = ['API_TOKEN', 'AI_AGENT_API_TOKEN'];
 let home: string;
@@ -63,5 +69,33 @@ describe('resolveTokens', () => {
     const resolved = await resolveTokens({ names, env: {}, home });
     const text = describeTokens(resolved);
     for (const value of Object.values(resolved.tokens)) expect(text).not.toContain(value);
+  });
+});
+
+describe('resolveTokens with defaults (the task proxy’s first user)', () => {
+  const signIn = ['TASK_PROXY_USER', 'TASK_PROXY_PASSWORD'];
+  const generate = (name: string) => (name === 'TASK_PROXY_USER' ? 'admin' : generateToken());
+
+  it('stores the default user and a random password, and reuses them', async () => {
+    const first = await resolveTokens({ names: signIn, env: {}, home, generate });
+    expect(first.tokens['TASK_PROXY_USER']).toBe('admin');
+    expect(first.tokens['TASK_PROXY_PASSWORD']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(parseTokensFile(readFileSync(first.file!, 'utf8')).get('TASK_PROXY_USER')).toBe('admin');
+    const second = await resolveTokens({ names: signIn, env: {}, home, generate });
+    expect(second.tokens).toEqual(first.tokens);
+    expect(second.fromFile).toEqual(signIn);
+  });
+
+  it('takes them from the environment first, and says where each one is without its value', async () => {
+    const resolved = await resolveTokens({
+      names: signIn,
+      env: { TASK_PROXY_USER: 'clinician' },
+      home,
+      generate,
+    });
+    expect(resolved.tokens['TASK_PROXY_USER']).toBe('clinician');
+    expect(whereIs(resolved, 'TASK_PROXY_USER')).toBe('from the environment');
+    expect(whereIs(resolved, 'TASK_PROXY_PASSWORD')).toBe(`in ${join(home, 'tokens.env')}`);
+    expect(describeTokens(resolved)).not.toContain(resolved.tokens['TASK_PROXY_PASSWORD']);
   });
 });

@@ -46,10 +46,33 @@ export interface Component {
    */
   readonly sharedStoreEnv?: string;
   /**
-   * Keeps per-client state in memory (the agent's sessions): its Service pins each client to one pod
-   * (ClientIP affinity), so sessions survive with more than one replica.
+   * Its embedded store, used without `sharedStoreEnv`: the env var naming the file and the file's
+   * default name under the component's DATA_DIR. Only a process on the same machine can share it.
+   */
+  readonly embeddedStore?: { readonly env: string; readonly file: string };
+  /**
+   * The component whose store this one reads (the task proxy answers from the task agent's while
+   * the agent is offline): it gets that component's `sharedStoreEnv` when the owner's spec env sets
+   * it, otherwise, where the runtime can share the file (the local runner), its `embeddedStore` env.
+   */
+  readonly readsStoreOf?: ComponentKey;
+  /**
+   * Keeps per-client state in memory (the agent's sessions, the task proxy's sign-ins): its Service
+   * pins each client to one pod (ClientIP affinity), so sessions survive with more than one replica.
    */
   readonly sessionAffinity?: boolean;
+  /**
+   * Signs users in itself (the task proxy): the env vars of a first user created at start (the
+   * local runner generates them like tokens; on Kubernetes they come from the auth Secret) and of a
+   * users file (`username:<hash>` lines, a mounted Secret) that replaces that user when given.
+   */
+  readonly signIn?: {
+    readonly userEnv: string;
+    readonly passwordEnv: string;
+    readonly usersFileEnv: string;
+    /** The first user's name when none is given. */
+    readonly defaultUser: string;
+  };
   /** Components it calls, used when its spec sets no `dependsOn`. */
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
@@ -114,12 +137,21 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   taskProxy: {
     title: 'Task agent proxy',
     description:
-      'Session-protected proxy in front of the task agent; answers from stored data while it is offline.',
+      'Session-protected proxy in front of the task agent; answers from stored data while it is offline ' +
+      "(on Kubernetes only with the task agent's DATABASE_URL: its SQLite file cannot be shared).",
     dir: 'task-proxy',
     port: 8005,
     concurrency: 32,
     gpu: false,
     model: null,
+    readsStoreOf: 'taskAgent',
+    sessionAffinity: true,
+    signIn: {
+      userEnv: 'TASK_PROXY_USER',
+      passwordEnv: 'TASK_PROXY_PASSWORD',
+      usersFileEnv: 'TASK_PROXY_USERS_FILE',
+      defaultUser: 'admin',
+    },
     dependsOn: ['taskAgent'],
     tokenEnv: [],
   },
@@ -142,8 +174,11 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     concurrency: 4,
     gpu: false,
     model: null,
-    dependsOn: ['llm'],
-    tokenEnv: [],
+    sharedStoreEnv: 'DATABASE_URL',
+    embeddedStore: { env: 'TASK_AGENT_DB', file: 'task-agent.sqlite' },
+    // Its skills call the code search and the reasoning engine (a disabled one is simply not wired).
+    dependsOn: ['llm', 'codeSearch', 'reasoning'],
+    tokenEnv: ['TASK_AGENT_API_TOKEN'],
   },
   stt: {
     title: 'Speech to text',

@@ -125,7 +125,7 @@ function sharedStoreValidations(env: string | undefined) {
   return [
     {
       rule: `!(has(self.replicas) && self.replicas > 1) || (has(self.env) && self.env.exists(e, e.name == '${env}'))`,
-      message: `more than one replica needs env ${env} (a shared database): each replica would otherwise keep its own registry`,
+      message: `more than one replica needs env ${env} (a shared database): each replica would otherwise keep its own store`,
     },
   ];
 }
@@ -192,7 +192,7 @@ export function serviceSpecSchema(key: ComponentKey) {
       path: ['resources'],
     })
     .refine((s) => shared === undefined || s.replicas <= 1 || s.env.some((e) => e.name === shared), {
-      error: `more than one replica needs env ${shared ?? ''} (a shared database): each replica would otherwise keep its own registry`,
+      error: `more than one replica needs env ${shared ?? ''} (a shared database): each replica would otherwise keep its own store`,
       path: ['replicas'],
     })
     .meta({ 'x-kubernetes-validations': [...serviceValidations, ...sharedStoreValidations(shared)] })
@@ -207,7 +207,7 @@ export const ServicesSchema = z
   )
   .describe('The services of the suite, one optional entry per component.');
 
-const secretKeyRef = (what: string) =>
+const secretKeyRef = (what: string, defaultKey = 'token') =>
   z
     .strictObject({
       name: z
@@ -217,7 +217,7 @@ const secretKeyRef = (what: string) =>
       key: z
         .string()
         .regex(p.SECRET_KEY, { error: 'must be a valid Secret key' })
-        .default('token')
+        .default(defaultKey)
         .describe('Key in the Secret.'),
     })
     .describe(`Secret key holding ${what}.`);
@@ -277,9 +277,23 @@ export const SuiteSpecSchema = z
       .strictObject({
         apiTokenSecretRef: secretKeyRef('the LLM API token (API_TOKEN)').optional(),
         agentTokenSecretRef: secretKeyRef('the agent API token (AI_AGENT_API_TOKEN)').optional(),
+        taskAgentTokenSecretRef: secretKeyRef(
+          'the task agent API token (TASK_AGENT_API_TOKEN; the task proxy presents it)',
+        ).optional(),
+        taskProxyUsersSecretRef: secretKeyRef(
+          'the users of the task proxy, one `username:<hash>` line each (hashes from ' +
+            '`node services/task-proxy/dist/hash-password.js`), mounted read-only as its ' +
+            'TASK_PROXY_USERS_FILE and re-read when the Secret changes. When unset the proxy has one ' +
+            'user, TASK_PROXY_USER and TASK_PROXY_PASSWORD from the generated Secret (keys ' +
+            'task-proxy-user, default admin, and task-proxy-password)',
+          'users',
+        ).optional(),
       })
       .prefault({})
-      .describe('Bearer tokens of the services that require one; generated into a Secret when unset.'),
+      .describe(
+        "Bearer tokens of the services that require one, and the task proxy's users; generated into the " +
+          'Secret <suite>-auth when unset.',
+      ),
     retainModels: z
       .boolean()
       .default(false)
