@@ -63,10 +63,14 @@ function busyLlm(): { release: () => void; done: Promise<unknown> } {
 const detail = async (url: string, id: number): Promise<Detail> =>
   (await api(url, 'GET', `/api/v1/tasks/${id}`)).body as unknown as Detail;
 
+const sqlite = (): Promise<Record<string, string>> => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() });
+const postgresql = async (): Promise<Record<string, string>> => ({ DATABASE_URL: await freshDatabase() });
+
 describe.each([
-  ['SQLite', () => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() })],
-  ['PostgreSQL', async () => ({ DATABASE_URL: await freshDatabase() })],
-] as const)('a task agent killed mid-run (%s)', (_name, storeEnv) => {
+  ['SIGKILL', 'SQLite', sqlite],
+  ['SIGKILL', 'PostgreSQL', postgresql],
+  ['SIGTERM', 'SQLite', sqlite],
+] as const)('a task agent stopped by %s mid-run (%s)', (signal, _name, storeEnv) => {
   it('recovers the interrupted run after a restart, with a log saying why, and loses nothing', async () => {
     const env = { LLM_URL: llm.url, ...(await storeEnv()) };
     agent = await startTaskAgentProcess(env);
@@ -86,7 +90,8 @@ describe.each([
     await until(async () =>
       (await detail(agent?.url ?? '', second.id)).task.status === 'running' ? true : undefined,
     );
-    await agent.kill();
+    if (signal === 'SIGKILL') await agent.kill();
+    else await agent.stop();
     busy.release();
     await busy.done;
 
@@ -106,6 +111,8 @@ describe.each([
     const why = after.logs.find((l) => l.level === 'error' && l.run_id === after.runs[1]?.id);
     expect(why?.message).toMatch(/lease expired/);
     expect(after.task.attempts).toBe(2);
+    const interrupted = after.logs.some((l) => l.message.includes('interrupted: the task agent shut down'));
+    expect(interrupted).toBe(signal === 'SIGTERM');
     // Nothing else changed.
     expect(await detail(url, first.id)).toEqual(before);
     const statsAfter = (await api(url, 'GET', '/api/v1/stats')).body as { stats: Record<string, number> };

@@ -112,8 +112,10 @@ export class WorkerPool {
   }
 
   /**
-   * Stops claiming, interrupts the runs in progress and hands their tasks back to the queue (a
-   * failed run saying why, the task pending again), so a restart or another replica resumes them.
+   * Stops claiming and interrupts the runs in progress, logging why. Their leases are left to
+   * expire: then a restart or another replica recovers them like the runs of a worker that died
+   * (the run failed, naming the lease; the task queued again while it has attempts left), so a task
+   * interrupted by shutdowns again and again still ends after TASK_AGENT_MAX_ATTEMPTS runs.
    */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -243,10 +245,11 @@ export class WorkerPool {
             return;
           }
           if (reason.kind === 'shutdown') {
-            await log('warn', `run ${run.id} ${reason.message}; the task is queued again`);
-            await this.finish(run.id, worker, { status: 'failed', error: reason.message, steps: 0 });
-            await store.requeueTask(task.id, now());
-            status = 'failed';
+            await log(
+              'warn',
+              `run ${run.id} ${reason.message}; the task is taken over when its lease expires (within ${this.options.leaseMs / 1000} s)`,
+            );
+            status = 'lost';
             return;
           }
         }
