@@ -21,6 +21,7 @@ import {
   skillsBody,
   statsBody,
   taskDetailBody,
+  cancelTaskBody,
 } from '../store/queries.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
@@ -87,13 +88,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       gated: false,
       responses: { 404: { description: 'No such task' }, 409: { description: 'Already finished' } },
       handler: async ({ params, log }) => {
-        const result = await store.cancelTask(params.id, 'the API', now());
-        if (result.task === undefined) throw new NotFoundError(`Task ${params.id} does not exist`);
-        if (!result.cancelled) {
-          throw new ConflictError(
-            `Task ${params.id} is already ${result.task.status}: only pending or running tasks can be cancelled`,
-          );
-        }
+        const result = await cancelTaskBody(store, params.id, 'the API', now());
         if (result.previous === 'running') rt.pool.cancelLocal(params.id, 'the API');
         log.info({ task: params.id, previous: result.previous }, 'task cancelled');
         return { cancelled: true, task: result.task };
@@ -111,7 +106,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running already' } },
       handler: async ({ params }) => {
         const before = await store.getTask(params.id);
-        if (before === undefined) throw new NotFoundError(`Task ${params.id} does not exist`);
+        if (before === undefined) throw new NotFoundError(`Task ${params.id} not found`);
         const task = FINAL_STATUSES.has(before.status) ? await store.requeueTask(params.id, now()) : before;
         if (task === undefined || task.status !== 'pending' || !FINAL_STATUSES.has(before.status)) {
           throw new ConflictError(

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from '@clinicalsuite/kit';
+import { ConflictError, NotFoundError, ValidationError } from '@clinicalsuite/kit';
 import {
   PRIORITY_DEFAULT,
   PRIORITY_MAX,
@@ -110,6 +110,28 @@ export async function taskDetailBody(
     store.listRuns({ taskId: task.id, limit: DETAIL_RUNS_LIMIT }),
   ]);
   return { task, logs, runs };
+}
+
+/**
+ * Cancels a pending or running task (`{cancelled: true, task, previous}`); 404 for an unknown task,
+ * 409 for one already done, failed or cancelled. `by` is written in the task's log. The agent's
+ * route and the proxy's offline path both cancel through here.
+ */
+export async function cancelTaskBody(
+  store: TaskStore,
+  id: number,
+  by: string,
+  now: Date,
+): Promise<{ cancelled: true; task: Task; previous: TaskStatus }> {
+  const result = await store.cancelTask(id, by, now);
+  if (result.task === undefined || result.previous === undefined)
+    throw new NotFoundError(`Task ${id} not found`);
+  if (!result.cancelled) {
+    throw new ConflictError(
+      `Task ${id} is already ${result.task.status}: only pending or running tasks can be cancelled`,
+    );
+  }
+  return { cancelled: true, task: result.task, previous: result.previous };
 }
 
 /** `{logs}`, newest first, of one task (404 when it does not exist) or of all. */

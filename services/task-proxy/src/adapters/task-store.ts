@@ -1,11 +1,6 @@
+import { errorCause, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
 import {
-  ConflictError,
-  errorCause,
-  NotFoundError,
-  ServiceUnavailableError,
-  type Logger,
-} from '@clinicalsuite/kit';
-import {
+  cancelTaskBody,
   logsBody,
   openTaskStore,
   runsBody,
@@ -150,15 +145,9 @@ class StoreBackend implements TaskBackend {
     return task;
   }
 
-  /** Like the agent's `POST /api/v1/tasks/:id/cancel`: 404 unknown, 409 already finished. */
+  /** As the agent's `POST /api/v1/tasks/:id/cancel`: 404 unknown, 409 already finished. */
   async cancelTask(id: number): Promise<{ cancelled: boolean }> {
-    const result = await (await this.store()).cancelTask(id, OFFLINE_CANCEL_BY, new Date(this.now()));
-    if (result.task === undefined) throw new NotFoundError(`Task ${id} does not exist`);
-    if (!result.cancelled) {
-      throw new ConflictError(
-        `Task ${id} is already ${result.task.status}: only pending or running tasks can be cancelled`,
-      );
-    }
+    await cancelTaskBody(await this.store(), id, OFFLINE_CANCEL_BY, new Date(this.now()));
     return { cancelled: true };
   }
 
