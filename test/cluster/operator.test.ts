@@ -354,6 +354,91 @@ function readyMessage(ns: string, name: string): string {
     ]);
   }, 180_000);
 
+  it('keeps an embedded store on its data PVC: Recreate, never deleted by a spec change, Pending reported', async () => {
+    const ns = namespace('store');
+    const DATABASE_URL = { name: 'DATABASE_URL', value: 'postgres://tasks@postgres.db.svc:5432/tasks' };
+    const suite = (taskAgent: Record<string, unknown>) =>
+      stringify({
+        apiVersion: 'clinicalsuite.ai/v1alpha1',
+        kind: 'ClinicalSuite',
+        metadata: { name: 'store' },
+        spec: { services: { taskAgent: { enabled: true, ...taskAgent } } },
+      });
+    type Claim = { metadata: { ownerReferences?: { uid: string }[] }; status?: { phase?: string } };
+    type Strategy = { spec: { strategy: Record<string, unknown> } };
+    const deployment = () => jsonOf(['get', 'deployment', 'store-task-agent', '-n', ns]) as Strategy;
+    const dataVolume = () =>
+      kubectlOk([
+        'get',
+        'deployment',
+        'store-task-agent',
+        '-n',
+        ns,
+        '-o',
+        'jsonpath={.spec.template.spec.volumes[?(@.name=="data")]}',
+      ]);
+    const waitReady = (name: string) =>
+      kubectl(['wait', '-n', ns, '--for=condition=Ready', `clinicalsuite/${name}`, '--timeout=90s']).code;
+
+    // With a shared database: an emptyDir, a rolling update, no claim.
+    kubectlOk(['apply', '-n', ns, '-f', '-'], suite({ env: [DATABASE_URL] }));
+    expect(waitReady('store')).toBe(0);
+    expect(deployment().spec.strategy).toMatchObject({ type: 'RollingUpdate' });
+    expect(JSON.parse(dataVolume())).toEqual({ name: 'data', emptyDir: {} });
+    expect(kubectl(['get', 'pvc', 'store-task-agent-data', '-n', ns]).code).not.toBe(0);
+
+    // Its embedded SQLite store (owned, to show a spec change spares even an owned claim): the claim
+    // binds, the running Deployment switches to Recreate and mounts it, the suite is Ready again.
+    kubectlOk(['apply', '-n', ns, '-f', '-'], suite({ storage: { retainOnDelete: false } }));
+    await eventually('the Deployment to mount the claim', () =>
+      dataVolume().includes('store-task-agent-data') ? true : undefined,
+    );
+    expect(deployment().spec.strategy).toEqual({ type: 'Recreate' });
+    expect(waitReady('store')).toBe(0);
+    const uid = kubectlOk(['get', 'clinicalsuite', 'store', '-n', ns, '-o', 'jsonpath={.metadata.uid}']);
+    const claim = jsonOf(['get', 'pvc', 'store-task-agent-data', '-n', ns]) as Claim;
+    expect(claim.status?.phase).toBe('Bound');
+    expect(claim.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
+
+    // Disabling the service removes its workload, not its data.
+    kubectlOk([
+      'patch',
+      'clinicalsuite',
+      'store',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      '{"spec":{"services":{"taskAgent":{"enabled":false}}}}',
+    ]);
+    await eventually('the task agent Deployment to go', () =>
+      kubectl(['get', 'deployment', 'store-task-agent', '-n', ns]).code !== 0 ? true : undefined,
+    );
+    expect(waitReady('store')).toBe(0);
+    expect(kubectl(['get', 'pvc', 'store-task-agent-data', '-n', ns]).code).toBe(0);
+
+    // A claim that cannot bind keeps the service from Ready and is named in its condition; retained
+    // by default, it outlives its suite.
+    kubectlOk(
+      ['apply', '-n', ns, '-f', '-'],
+      suite({ storage: { storageClass: 'no-such-class' } }).replace('name: store', 'name: pending'),
+    );
+    const message = await eventually('the pending data claim to be reported', () => {
+      const m = readyMessage(ns, 'pending');
+      return m.includes('pending-task-agent-data') ? m : undefined;
+    });
+    expect(message).toBe(
+      'False taskAgent: data PersistentVolumeClaim pending-task-agent-data is Pending: no volume is bound yet (check its storage class)',
+    );
+    kubectlOk(['delete', 'clinicalsuite', 'pending', 'store', '-n', ns, '--wait=true']);
+    await eventually('garbage collection of the owned claim', () =>
+      kubectl(['get', 'pvc', 'store-task-agent-data', '-n', ns]).code !== 0 ? true : undefined,
+    );
+    expect(kubectlOk(['get', 'pvc', '-n', ns, '-o', 'name']).trim()).toBe(
+      'persistentvolumeclaim/pending-task-agent-data',
+    );
+  }, 240_000);
+
   it('elects one leader: a second operator stands by, takes over when the first dies, and converges', async () => {
     const second = await startOperator(lease);
     extra.push(second.child);

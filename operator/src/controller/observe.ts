@@ -1,8 +1,8 @@
-/** Reads what status needs about one service: its Deployment, its pods and its model claim. */
+/** Reads what status needs about one service: its Deployment, its pods, its model and data claims. */
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 import type { KubeClient } from '../k8s/client.js';
-import { objectName, podModel, type OwnedSuite } from '../resources/index.js';
-import type { ObservedContainer, ObservedPod, ObservedService } from './status.js';
+import { objectName, podData, podModel, type OwnedSuite } from '../resources/index.js';
+import type { ObservedClaim, ObservedContainer, ObservedPod, ObservedService } from './status.js';
 
 interface WireContainerStatus {
   name: string;
@@ -53,15 +53,8 @@ export async function observeService(
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
   const pods = await client.list<WirePod>('v1', 'Pod', namespace, labelSelector);
-  const claimName = podModel(suite, key).claimName ?? undefined;
-  const claim =
-    claimName === undefined
-      ? undefined
-      : await client.read<{ status?: { phase?: string } }>({
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          metadata: { name: claimName, namespace },
-        });
+  const modelClaim = await observeClaim(client, namespace, podModel(suite, key).claimName);
+  const dataClaim = await observeClaim(client, namespace, podData(suite, key).claimName);
   return {
     component: key,
     endpoint,
@@ -77,15 +70,25 @@ export async function observeService(
           },
         }),
     pods: pods.map(observePod),
-    ...(claim === undefined || claimName === undefined
-      ? {}
-      : {
-          modelClaim: {
-            name: claimName,
-            ...(claim.status?.phase === undefined ? {} : { phase: claim.status.phase }),
-          },
-        }),
+    ...(modelClaim === undefined ? {} : { modelClaim }),
+    ...(dataClaim === undefined ? {} : { dataClaim }),
   };
+}
+
+/** A claim's name and phase, or undefined when there is no claim to read or it does not exist. */
+async function observeClaim(
+  client: KubeClient,
+  namespace: string,
+  name: string | null,
+): Promise<ObservedClaim | undefined> {
+  if (name === null) return undefined;
+  const claim = await client.read<{ status?: { phase?: string } }>({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace },
+  });
+  if (claim === undefined) return undefined;
+  return { name, ...(claim.status?.phase === undefined ? {} : { phase: claim.status.phase }) };
 }
 
 function observePod(pod: WirePod): ObservedPod {

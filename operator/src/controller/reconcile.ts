@@ -31,6 +31,7 @@ import {
   buildComponentObjects,
   componentsInRolloutOrder,
   configHash,
+  dataClaimNames,
   ownedSuite,
   ownerReference,
   selectorLabels,
@@ -249,13 +250,18 @@ export class Reconciler {
     });
   }
 
-  /** Deletes objects this suite owns that are no longer desired (a service was disabled). */
+  /**
+   * Deletes objects this suite owns that are no longer desired (a service was disabled), but never
+   * a data PVC: disabling a service or setting its DATABASE_URL must not delete clinical data (an
+   * owned one goes with the suite, by garbage collection).
+   */
   private async deleteLeftovers(
     suite: OwnedSuite,
     desired: ReadonlySet<string>,
     kept: ReadonlySet<string>,
   ): Promise<void> {
     const selector = `${LABEL_INSTANCE}=${suite.metadata.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+    const dataClaims = dataClaimNames(suite);
     for (const [apiVersion, kind] of OWNED_KINDS) {
       const items = await this.client.list<
         KubeObjectLike & {
@@ -265,6 +271,7 @@ export class Reconciler {
       for (const item of items) {
         const owned = item.metadata.ownerReferences?.some((o) => o.uid === suite.metadata.uid) ?? false;
         const component = item.metadata.labels?.[LABEL_COMPONENT] ?? '';
+        if (kind === 'PersistentVolumeClaim' && dataClaims.has(item.metadata.name)) continue;
         if (owned && !kept.has(component) && !desired.has(`${apiVersion}/${kind}/${item.metadata.name}`)) {
           await this.client.delete({
             apiVersion,

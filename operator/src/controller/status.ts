@@ -8,7 +8,7 @@
 import type { Condition, ServiceStatus, SuiteStatus } from '../api/v1alpha1/index.js';
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 
-/** The parts of a Deployment, its pods and its model claim that status reads. */
+/** The parts of a Deployment, its pods and its model and data claims that status reads. */
 export interface ObservedService {
   readonly component: ComponentKey;
   readonly endpoint: string;
@@ -27,7 +27,14 @@ export interface ObservedService {
     };
   };
   readonly pods: readonly ObservedPod[];
-  readonly modelClaim?: { readonly name: string; readonly phase?: string };
+  readonly modelClaim?: ObservedClaim;
+  /** The PVC of its data directory, for a component that keeps an embedded store. */
+  readonly dataClaim?: ObservedClaim;
+}
+
+export interface ObservedClaim {
+  readonly name: string;
+  readonly phase?: string;
 }
 
 export interface ObservedPod {
@@ -84,6 +91,15 @@ export function judgeService(s: ObservedService): Verdict {
       degraded: false,
       reason: 'ModelVolumePending',
       message: `PersistentVolumeClaim ${s.modelClaim.name} is Pending: no volume is bound yet (check its storage class)`,
+    };
+  }
+  if (s.dataClaim?.phase === 'Pending') {
+    return {
+      ready: false,
+      progressing: true,
+      degraded: false,
+      reason: 'DataVolumePending',
+      message: `data PersistentVolumeClaim ${s.dataClaim.name} is Pending: no volume is bound yet (check its storage class)`,
     };
   }
   for (const pod of s.pods) {
@@ -254,7 +270,9 @@ export function computeStatus(
     servicesReady: readyCount,
     servicesTotal: verdicts.length,
     ready: `${readyCount}/${verdicts.length}`,
-    services,
+    // Left out when no service is enabled: applying `services: {}` where this manager owned fields
+    // under it leaves null, which the CRD rejects (disabling the last service wedged status).
+    ...(verdicts.length === 0 ? {} : { services }),
   };
 }
 

@@ -2,12 +2,14 @@
  * A component's Deployment: one container running `node services/<dir>/dist/main.js` from the
  * suite's image (the `-cuda` variant on a CUDA profile), its env from the ConfigMap and the token
  * Secrets, resources and placement from its profile, the model volume filled by an init container,
- * a users Secret mounted read-only (the task proxy, when spec.auth names one), the restricted
- * security context, probes on /livez and /readyz, and the config-hash annotation.
+ * the data volume (a PVC for an embedded store, see data.ts), a users Secret mounted read-only (the
+ * task proxy, when spec.auth names one), the restricted security context, probes on /livez and
+ * /readyz, and the config-hash annotation.
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { tokenEnv, usersVolume } from './auth.js';
 import { configData } from './config-map.js';
+import { podData, type PodData } from './data.js';
 import { configHash } from './hash.js';
 import { componentLabels, selectorLabels } from './labels.js';
 import { componentMetadata } from './metadata.js';
@@ -44,10 +46,13 @@ export function podConfigHash(suite: OwnedSuite, key: ComponentKey): string {
 }
 
 /**
- * On GPUs a rolling update must not need a spare GPU: take one pod down, then start its
- * replacement. Elsewhere keep capacity: start one more, then stop one.
+ * A pod holding an embedded store on its ReadWriteOnce volume is stopped before its replacement
+ * starts (Recreate): two pods must never open one SQLite file. Otherwise, on GPUs a rolling update
+ * must not need a spare GPU: take one pod down, then start its replacement. Elsewhere keep
+ * capacity: start one more, then stop one.
  */
-function strategy(placement: Placement): DeploymentStrategy {
+function strategy(placement: Placement, data: PodData): DeploymentStrategy {
+  if (data.claimName !== null) return { type: 'Recreate' };
   return placement.gpus > 0
     ? { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } }
     : { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } };
@@ -79,6 +84,7 @@ export function buildDeployment(
   const image = imageFor(suite, placement);
   const { pullPolicy, pullSecrets } = suite.spec.image;
   const model = podModel(suite, key);
+  const data = podData(suite, key);
   const env = tokenEnv(suite, key);
   const users = usersVolume(suite, key);
   return {
@@ -88,7 +94,7 @@ export function buildDeployment(
     spec: {
       replicas: spec?.replicas ?? 1,
       selector: { matchLabels: selectorLabels(suite, key) },
-      strategy: strategy(placement),
+      strategy: strategy(placement, data),
       template: {
         metadata: {
           labels: componentLabels(suite, key),
@@ -129,7 +135,7 @@ export function buildDeployment(
               volumeMounts: [...volumeMounts(model), ...users.volumeMounts],
             },
           ],
-          volumes: [...volumes(model), ...users.volumes],
+          volumes: [...volumes(model, data), ...users.volumes],
         },
       },
     },

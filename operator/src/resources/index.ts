@@ -1,6 +1,7 @@
 /** The operator's pure resource builders: (suite, operator config) => Kubernetes objects. */
 export * from './auth.js';
 export * from './config-map.js';
+export * from './data.js';
 export * from './deployment.js';
 export * from './hash.js';
 export * from './labels.js';

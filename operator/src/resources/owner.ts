@@ -1,6 +1,6 @@
 /**
- * The one controller ownerReference every generated object carries (but retained model PVCs), so
- * garbage collection deletes what the suite owned when the suite goes.
+ * The one controller ownerReference every generated object carries (but retained model and data
+ * PVCs), so garbage collection deletes what the suite owned when the suite goes.
  */
 import { API_VERSION, KIND, type Suite } from '../api/v1alpha1/index.js';
 import type { OwnedSuite } from './types.js';

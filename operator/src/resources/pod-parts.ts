@@ -2,6 +2,7 @@
  * The parts every service pod shares: the restricted security context (Pod Security Standards
  * "restricted"), the probes, the volumes and the model-fetch init container.
  */
+import type { PodData } from './data.js';
 import { MODEL_CLI, type PodModel } from './model.js';
 import { DATA_DIR, MODELS_DIR, PORT_NAME, RUN_AS_USER, TMP_DIR } from './types.js';
 import type { Container, PodSecurityContext, Probe, SecurityContext, Volume, VolumeMount } from './wire.js';
@@ -47,12 +48,15 @@ export function probes(): { startupProbe: Probe; readinessProbe: Probe; liveness
   };
 }
 
-export function volumes(model: PodModel): Volume[] {
+/** The model claim, /data (its claim for an embedded store, else an emptyDir) and /tmp. */
+export function volumes(model: PodModel, data: PodData): Volume[] {
   return [
     ...(model.claimName === null
       ? []
       : [{ name: 'models', persistentVolumeClaim: { claimName: model.claimName } }]),
-    { name: 'data', emptyDir: {} },
+    data.claimName === null
+      ? { name: 'data', emptyDir: {} }
+      : { name: 'data', persistentVolumeClaim: { claimName: data.claimName } },
     { name: 'tmp', emptyDir: {} },
   ];
 }

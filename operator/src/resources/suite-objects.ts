@@ -10,7 +10,7 @@ import { buildDeployment } from './deployment.js';
 import { buildNetworkPolicy } from './network-policy.js';
 import type { OperatorConfig } from './operator-config.js';
 import { buildPodDisruptionBudget } from './pdb.js';
-import { buildModelPvc } from './pvc.js';
+import { buildDataPvc, buildModelPvc } from './pvc.js';
 import { buildService } from './service.js';
 import { buildServiceMonitor } from './service-monitor.js';
 import type { OwnedSuite } from './types.js';
@@ -22,6 +22,7 @@ type Builder = (suite: OwnedSuite, key: ComponentKey, config: OperatorConfig) =>
 export const COMPONENT_BUILDERS: readonly Builder[] = [
   buildConfigMap,
   buildModelPvc,
+  buildDataPvc,
   buildService,
   buildDeployment,
   buildPodDisruptionBudget,

@@ -115,10 +115,9 @@ export interface PodSpec {
   volumes: Volume[];
 }
 
-export interface DeploymentStrategy {
-  type: 'RollingUpdate';
-  rollingUpdate: { maxSurge: number; maxUnavailable: number };
-}
+export type DeploymentStrategy =
+  | { type: 'RollingUpdate'; rollingUpdate: { maxSurge: number; maxUnavailable: number } }
+  | { type: 'Recreate' };
 
 interface Typed<A extends string, K extends string> {
   apiVersion: A;

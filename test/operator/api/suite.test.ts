@@ -102,6 +102,18 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
       'spec.services.llm.model.existingClaim: existingClaim cannot be combined with storageClass or size',
     ],
     [
+      { services: { face: { storage: { existingClaim: 'registry', storageClass: 'fast' } } } },
+      'spec.services.face.storage.existingClaim: existingClaim cannot be combined with storageClass or size',
+    ],
+    [
+      { services: { taskAgent: { storage: { size: 'big' } } } },
+      'spec.services.taskAgent.storage.size: must be a quantity like 500m, 2, 1.5 or 8Gi',
+    ],
+    [
+      { services: { llm: { storage: { size: '1Gi' } } } },
+      'spec.services.llm.storage: llm keeps no data of its own: storage is only for components with an embedded store (face, taskAgent)',
+    ],
+    [
       { services: { llm: { env: [{ name: '1BAD', value: 'x' }] } } },
       'spec.services.llm.env[0].name: must be letters, digits and "_", not starting with a digit',
     ],

@@ -99,6 +99,12 @@ describe('judgeService names the root cause', () => {
       expect.stringContaining('s-llm-model is Pending'),
     ],
     [
+      'data PVC pending',
+      service({ component: 'face', dataClaim: { name: 's-face-data', phase: 'Pending' } }),
+      'DataVolumePending',
+      'data PersistentVolumeClaim s-face-data is Pending: no volume is bound yet (check its storage class)',
+    ],
+    [
       'bad profile',
       service({ buildError: 'unknown resource profile "nvidia-gpu-x9"' }),
       'InvalidSpec',
@@ -161,10 +167,9 @@ describe('computeStatus', () => {
     expect(broken.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe(T1);
   });
 
-  it('is Ready with no service enabled', () => {
-    expect(computeStatus([], undefined, 1, T0).conditions?.[0]).toMatchObject({
-      status: 'True',
-      reason: 'NoServicesEnabled',
-    });
+  it('is Ready with no service enabled, and then names no services (an applied `{}` would be null)', () => {
+    const status = computeStatus([], undefined, 1, T0);
+    expect(status.conditions?.[0]).toMatchObject({ status: 'True', reason: 'NoServicesEnabled' });
+    expect(status).not.toHaveProperty('services');
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { LABEL_VERSION } from '../../../operator/src/api/v1alpha1/index.js';
 import {
+  ANNOTATION_RESOURCE_POLICY,
   buildComponentObjects,
   buildSuiteObjects,
   componentsInRolloutOrder,
@@ -35,13 +36,17 @@ function selectors(o: KubeObject): Record<string, string>[] {
 describe.each(SAMPLES)('objects of %s', (_name, suite) => {
   const objects = buildSuiteObjects(suite, config);
 
-  it('each carry exactly one controller ownerReference to the suite, but retained model PVCs none', () => {
+  it('each carry exactly one controller ownerReference to the suite, but retained PVCs none', () => {
     for (const o of objects) {
       const refs = o.metadata.ownerReferences ?? [];
-      const retained = o.kind === 'PersistentVolumeClaim' && suite.spec.retainModels;
+      const retained = o.metadata.annotations?.[ANNOTATION_RESOURCE_POLICY] === 'keep';
       expect(refs.filter((r) => r.controller)).toHaveLength(retained ? 0 : 1);
       if (!retained)
         expect(refs[0]).toMatchObject({ uid: UID, kind: 'ClinicalSuite', name: suite.metadata.name });
+      // Model PVCs are retained with retainModels; data PVCs by default (no sample turns it off).
+      if (o.kind === 'PersistentVolumeClaim')
+        expect(retained).toBe(o.metadata.name.endsWith('-data') || suite.spec.retainModels);
+      else expect(retained).toBe(false);
     }
   });
 

@@ -28,7 +28,10 @@ describe('resource profiles', () => {
     expect(pod.runtimeClassName).toBe('nvidia');
     expect(main.image).toBe('ghcr.io/clinicalsuite/clinicalsuite:0.1.0-cuda');
     // A rollout must not need a third GPU.
-    expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 0, maxUnavailable: 1 });
+    expect(deployment.spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+    });
   });
 
   it('cpu:3 multiplies the per-unit values and asks for no GPU, no node selector, no runtime class', () => {

@@ -91,6 +91,73 @@ export const ModelSpecSchema = z
   })
   .describe("The component's model: where it comes from and the volume that holds it.");
 
+/** Size of a data volume when `storage.size` is unset: a registry or task database, not models. */
+export const DEFAULT_DATA_VOLUME_SIZE = '1Gi';
+
+/** Components with an embedded store (a `sharedStoreEnv` in the catalogue), in catalogue order. */
+export const EMBEDDED_STORE_COMPONENTS: readonly ComponentKey[] = COMPONENT_KEYS.filter(
+  (key) => COMPONENTS[key].sharedStoreEnv !== undefined,
+);
+
+export const DataStorageSchema = z
+  .strictObject({
+    size: z
+      .string()
+      .regex(p.QUANTITY, { error: p.QUANTITY_HINT })
+      .optional()
+      .describe(
+        `Size of the data volume to request; ${DEFAULT_DATA_VOLUME_SIZE} when unset. Once the claim exists it ` +
+          'can only grow, and only where its storage class allows volume expansion.',
+      ),
+    storageClass: z
+      .string()
+      .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+      .optional()
+      .describe(
+        "Storage class of the data volume; the cluster's default when unset. Fixed once the claim exists.",
+      ),
+    existingClaim: z
+      .string()
+      .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+      .optional()
+      .describe(
+        'Mount this PersistentVolumeClaim as the data directory instead of creating one; the operator ' +
+          'never changes or deletes it.',
+      ),
+    retainOnDelete: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Keep the data volume when the ClinicalSuite is deleted. true (the default): the claim ' +
+          '<suite>-<service dir>-data carries no ownerReference (and the annotation ' +
+          'clinicalsuite.ai/resource-policy: keep), so deleting the suite leaves it and its data, and a ' +
+          'suite of the same name mounts it again; delete the claim yourself to drop the data. false: ' +
+          'garbage collection deletes it with the suite. Either way, disabling the service or setting ' +
+          'DATABASE_URL never deletes it.',
+      ),
+  })
+  .refine((s) => s.existingClaim === undefined || (s.storageClass === undefined && s.size === undefined), {
+    error: 'existingClaim cannot be combined with storageClass or size',
+    path: ['existingClaim'],
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.existingClaim) || (!has(self.storageClass) && !has(self.size))',
+        message: 'existingClaim cannot be combined with storageClass or size',
+      },
+    ],
+  })
+  .describe(
+    `The persistent volume of the data directory (/data) of a component with an embedded store ` +
+      `(${EMBEDDED_STORE_COMPONENTS.join(', ')}: the face registry, the task database). While the ` +
+      "service's env sets no DATABASE_URL the operator mounts a ReadWriteOnce PersistentVolumeClaim " +
+      '<suite>-<service dir>-data there (or existingClaim) and replaces pods with the Recreate strategy, ' +
+      'so no data is lost when a pod restarts and no two pods open the database at once. With ' +
+      'DATABASE_URL the store is shared, /data is an emptyDir and this is unused. Kubernetes only: the ' +
+      'local runner keeps data under its home directory.',
+  );
+
 /** Env vars the runtime owns: the address the service listens on must be the one others are told. */
 export const RESERVED_ENV: readonly string[] = ['PORT', 'HOST'];
 
@@ -128,6 +195,19 @@ function sharedStoreValidations(env: string | undefined) {
       message: `more than one replica needs env ${env} (a shared database): each replica would otherwise keep its own store`,
     },
   ];
+}
+
+/** Components without an embedded store have no data volume to configure. */
+function storageValidations(hasStore: boolean, key: ComponentKey) {
+  if (hasStore) return [];
+  return [{ rule: '!has(self.storage)', message: storageMessage(key) }];
+}
+
+function storageMessage(key: ComponentKey): string {
+  return (
+    `${key} keeps no data of its own: storage is only for components with an embedded store ` +
+    `(${EMBEDDED_STORE_COMPONENTS.join(', ')})`
+  );
 }
 
 /** The schema of `spec.services.<key>`: identical for every component but for its defaults. */
@@ -170,6 +250,7 @@ export function serviceSpecSchema(key: ComponentKey) {
         .optional()
         .describe("Seconds before a request is abandoned; the service's default when unset."),
       model: ModelSpecSchema.optional(),
+      storage: DataStorageSchema.optional(),
       env: z
         .array(EnvVarSchema)
         .max(128)
@@ -195,7 +276,17 @@ export function serviceSpecSchema(key: ComponentKey) {
       error: `more than one replica needs env ${shared ?? ''} (a shared database): each replica would otherwise keep its own store`,
       path: ['replicas'],
     })
-    .meta({ 'x-kubernetes-validations': [...serviceValidations, ...sharedStoreValidations(shared)] })
+    .refine((s) => shared !== undefined || s.storage === undefined, {
+      error: storageMessage(key),
+      path: ['storage'],
+    })
+    .meta({
+      'x-kubernetes-validations': [
+        ...serviceValidations,
+        ...sharedStoreValidations(shared),
+        ...storageValidations(shared !== undefined, key),
+      ],
+    })
     .describe(`${c.title}: ${c.description}`);
 }
 
