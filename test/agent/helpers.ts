@@ -110,24 +110,4 @@ export function sseEvents(text: string): { event: string | null; data: string }[
 /** A loopback port nothing listens on. */
 export { closedPort } from '../patient-sim/helpers.js';
 
-/**
- * The sum of a metric's samples on `/metrics` whose labels include `labels` (the kit adds
- * `service` to every sample); 0 when there is none.
- */
-export async function metricValue(
-  agentUrl: string,
-  name: string,
-  labels: Readonly<Record<string, string>> = {},
-): Promise<number> {
-  const text = await (await fetch(`${agentUrl}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = Object.fromEntries(
-      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
+export { metricValue } from '../kit/helpers.js';

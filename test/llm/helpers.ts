@@ -88,3 +88,25 @@ export async function sseEvents(res: Response): Promise<string[]> {
     .filter((e) => e.startsWith('data: '))
     .map((e) => e.slice('data: '.length));
 }
+
+/**
+ * Occupies a slot of the LLM at `url` with a long generation (the tiny model never stops early:
+ * 3500 tokens take seconds) until `release()`; with MAX_CONCURRENCY 1 the next request waits in
+ * its queue.
+ */
+export function occupyLlm(url: string): { release: () => void; done: Promise<unknown> } {
+  const controller = new AbortController();
+  const done = fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify({
+      model: 'alpha-2-9b-it',
+      messages: [{ role: 'user', content: 'go on' }],
+      max_tokens: 3500,
+    }),
+    signal: controller.signal,
+  })
+    .then((r) => r.text())
+    .catch(() => undefined);
+  return { release: () => controller.abort(), done };
+}

@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildTaskAgentApp, type TaskAgentService } from '../../services/task-agent/src/app.js';
 import { loadTaskAgentConfig, type TaskAgentConfig } from '../../services/task-agent/src/config.js';
-import { captureLogs } from '../kit/helpers.js';
+import { captureLogs, freePort } from '../kit/helpers.js';
 import { TOKEN as LLM_TOKEN } from '../llm/helpers.js';
 
 /** The task agent's bearer token in tests (what the proxy presents). */
@@ -81,15 +80,6 @@ export async function startTaskAgent(env: Record<string, string>): Promise<TaskA
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export interface TaskAgentProcess {
   readonly url: string;
   readonly child: ChildProcess;
@@ -158,19 +148,4 @@ export async function api(
   return { status: res.status, body: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown> };
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a value (not undefined), or fails after `timeoutMs`. */
-export async function until<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
+export { sleep, until } from '../kit/helpers.js';

@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import { startPostgres, type TestPostgres } from '../fixtures/postgres.js';
-import { TOKEN as LLM_TOKEN, startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { occupyLlm, startLlm, type LlmTestServer } from '../llm/helpers.js';
 import { api, startTaskAgentProcess, tempSqlitePath, until, type TaskAgentProcess } from './helpers.js';
 
 // The built task agent as a real process, killed with SIGKILL while a run waits on the LLM: the
@@ -27,44 +26,23 @@ afterEach(async () => {
   await agent?.kill();
   agent = undefined;
 });
+function postgresServer(): TestPostgres {
+  if (postgres === undefined) throw new Error('PostgreSQL did not start');
+  return postgres;
+}
+
 afterAll(async () => {
   await llm.close();
   postgres?.stop();
 });
 
-async function freshDatabase(): Promise<string> {
-  if (postgres === undefined) throw new Error('PostgreSQL did not start');
-  const name = `task_agent_recovery_${process.pid}_${Date.now()}`;
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  return postgres.url.replace(/\/[^/]*$/, `/${name}`);
-}
-
-/** Occupies the LLM's only slot with a long generation until `release()`. */
-function busyLlm(): { release: () => void; done: Promise<unknown> } {
-  const controller = new AbortController();
-  const done = fetch(`${llm.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${LLM_TOKEN}` },
-    body: JSON.stringify({
-      model: 'alpha-2-9b-it',
-      messages: [{ role: 'user', content: 'go on' }],
-      max_tokens: 3500,
-    }),
-    signal: controller.signal,
-  })
-    .then((r) => r.text())
-    .catch(() => undefined);
-  return { release: () => controller.abort(), done };
-}
-
 const detail = async (url: string, id: number): Promise<Detail> =>
   (await api(url, 'GET', `/api/v1/tasks/${id}`)).body as unknown as Detail;
 
 const sqlite = (): Promise<Record<string, string>> => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() });
-const postgresql = async (): Promise<Record<string, string>> => ({ DATABASE_URL: await freshDatabase() });
+const postgresql = async (): Promise<Record<string, string>> => ({
+  DATABASE_URL: await createDatabase(postgresServer(), 'task_agent_recovery'),
+});
 
 describe.each([
   ['SIGKILL', 'SQLite', sqlite],
@@ -83,7 +61,7 @@ describe.each([
     const before = await detail(agent.url, first.id);
     const statsBefore = (await api(agent.url, 'GET', '/api/v1/stats')).body;
 
-    const busy = busyLlm();
+    const busy = occupyLlm(llm.url);
     const second = (await api(agent.url, 'POST', '/api/v1/tasks', { title: 'Interrupted' })).body[
       'task'
     ] as Detail['task'];

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
-import pg from 'pg';
-import { startPostgres, type TestPostgres } from '../fixtures/postgres.js';
-import { TOKEN as LLM_TOKEN, startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { TOKEN as LLM_TOKEN, occupyLlm, startLlm, type LlmTestServer } from '../llm/helpers.js';
 import { startCodesearchSlice } from '../agent/subservice-helpers.js';
 import type { CodesearchTestServer } from '../codesearch/helpers.js';
 import {
@@ -41,7 +40,6 @@ interface Log {
 let llm: LlmTestServer;
 let codesearch: CodesearchTestServer;
 let postgres: TestPostgres | undefined;
-let databases = 0;
 
 beforeAll(async () => {
   llm = await startLlm({ MAX_CONCURRENCY: '1', QUEUE_SIZE: '16' });
@@ -54,21 +52,15 @@ afterAll(async () => {
   postgres?.stop();
 });
 
-/** A fresh database on the test server. */
-async function freshDatabase(): Promise<string> {
-  if (postgres === undefined) throw new Error('PostgreSQL did not start');
-  databases += 1;
-  const name = `task_agent_${process.pid}_${databases}`;
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  return postgres.url.replace(/\/[^/]*$/, `/${name}`);
-}
-
 const stores: [string, () => Promise<Record<string, string>>][] = [
   ['SQLite', () => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() })],
-  ['PostgreSQL', async () => ({ DATABASE_URL: await freshDatabase() })],
+  [
+    'PostgreSQL',
+    async () => {
+      if (postgres === undefined) throw new Error('PostgreSQL did not start');
+      return { DATABASE_URL: await createDatabase(postgres, 'task_agent') };
+    },
+  ],
 ];
 
 async function detail(url: string, id: number): Promise<{ task: Task; logs: Log[]; runs: Run[] }> {
@@ -86,24 +78,6 @@ async function finished(url: string, id: number): Promise<{ task: Task; logs: Lo
     30_000,
     `task ${id} finished`,
   );
-}
-
-/** Occupies the LLM's only slot with a long generation until `release()` (the tiny model never stops early). */
-function busyLlm(): { release: () => void; done: Promise<unknown> } {
-  const controller = new AbortController();
-  const done = fetch(`${llm.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${LLM_TOKEN}` },
-    body: JSON.stringify({
-      model: 'alpha-2-9b-it',
-      messages: [{ role: 'user', content: 'go on' }],
-      max_tokens: 3500,
-    }),
-    signal: controller.signal,
-  })
-    .then((r) => r.text())
-    .catch(() => undefined);
-  return { release: () => controller.abort(), done };
 }
 
 function calledSkill(logs: readonly Log[]): boolean {
@@ -202,7 +176,7 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
   });
 
   it('cancels a running task at once, aborting the LLM call it waits on', async () => {
-    const busy = busyLlm();
+    const busy = occupyLlm(llm.url);
     try {
       const task = (await api(agent.url, 'POST', '/api/v1/tasks', { title: 'Wait for the LLM' })).body[
         'task'

@@ -7,10 +7,9 @@
  * queued task, ends a run cancelled while it was down, and nothing is lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { QUEUED_MESSAGE } from '../../services/task-proxy/src/domain/proxy.js';
-import { startPostgres, type TestPostgres } from '../fixtures/postgres.js';
-import { TOKEN as LLM_TOKEN, startLlm, type LlmTestServer } from '../llm/helpers.js';
+import { createDatabase, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { occupyLlm, startLlm, type LlmTestServer } from '../llm/helpers.js';
 import { TASK_AGENT_TOKEN, api, tempSqlitePath } from '../task-agent/helpers.js';
 import {
   ALICE,
@@ -52,37 +51,15 @@ afterAll(async () => {
   postgres?.stop();
 });
 
-async function freshDatabase(): Promise<string> {
-  if (postgres === undefined) throw new Error('PostgreSQL did not start');
-  const name = `task_proxy_${process.pid}_${Date.now()}`;
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  return postgres.url.replace(/\/[^/]*$/, `/${name}`);
-}
-
-/** Occupies the LLM's only slot until `release()`, so a run waits on the LLM (stays `running`). */
-function busyLlm(): { release: () => void; done: Promise<unknown> } {
-  const controller = new AbortController();
-  const done = fetch(`${llm.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${LLM_TOKEN}` },
-    body: JSON.stringify({
-      model: 'alpha-2-9b-it',
-      messages: [{ role: 'user', content: 'go on' }],
-      max_tokens: 3500,
-    }),
-    signal: controller.signal,
-  })
-    .then((r) => r.text())
-    .catch(() => undefined);
-  return { release: () => controller.abort(), done };
-}
-
 describe.each([
   ['SQLite', () => Promise.resolve({ TASK_AGENT_DB: tempSqlitePath() })],
-  ['PostgreSQL', async () => ({ DATABASE_URL: await freshDatabase() })],
+  [
+    'PostgreSQL',
+    async () => {
+      if (postgres === undefined) throw new Error('PostgreSQL did not start');
+      return { DATABASE_URL: await createDatabase(postgres, 'task_proxy') };
+    },
+  ],
 ] as const)('the task proxy in front of the real task agent (%s)', (_name, storeEnv) => {
   let storeVars: Record<string, string>;
   let agentPort: number;
@@ -197,7 +174,7 @@ describe.each([
     expect(await client.ok('clear_history', { session_id: chat['session_id'] })).toEqual({ cleared: false });
 
     // cancel_task on a task that is running (its LLM call waits on a busy LLM).
-    const busy = busyLlm();
+    const busy = occupyLlm(llm.url);
     try {
       const target = (await client.ok('create_task', { title: 'To be cancelled' }))['id'] as number;
       await until(async () => {
@@ -354,7 +331,7 @@ describe.each([
   }, 120_000);
 
   it('a run cut by the kill is cancelled through the proxy while the agent is down, and ended cancelled when it is back', async () => {
-    const busy = busyLlm();
+    const busy = occupyLlm(llm.url);
     let released = false;
     try {
       const id = (await client.ok('create_task', { title: 'Interrupted mid-run' }))['id'] as number;

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
@@ -9,6 +8,7 @@ import { buildTaskProxyApp, type TaskProxyService } from '../../services/task-pr
 import { loadTaskProxyConfig, type TaskProxyConfig } from '../../services/task-proxy/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
 import { TEST_ENV } from '../task-agent/helpers.js';
+import { until } from '../kit/helpers.js';
 
 /** Test users (hashed at a low scrypt cost, N=2^10, so a sign-in takes a millisecond). */
 export const ALICE = { username: 'alice', password: 'correct horse battery staple' };
@@ -217,51 +217,8 @@ export class ProxyClient {
   }
 }
 
-/** The sum of a metric's samples whose labels include `labels`; 0 when there is none. */
-export async function metricValue(
-  url: string,
-  name: string,
-  labels: Readonly<Record<string, string>> = {},
-): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = Object.fromEntries(
-      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns a value (not undefined), or fails after `timeoutMs`. */
-export async function until<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
-/** A loopback port free right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort, metricValue, sleep } from '../kit/helpers.js';
+export { until };
 
 export interface AgentProcess {
   readonly url: string;
