@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { errorCause, loggableUrl } from '@clinicalsuite/kit';
 import { isOk, readText, send } from './http-client.js';
 import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
+import { modelIds, upstreamMessage } from '@clinicalsuite/kit/llm';
 
 /**
  * One OpenAI-compatible LLM upstream (`alpha4_service`, `beta3_service` or `beta_service`): a
@@ -405,25 +406,4 @@ function toUsage(u: NonNullable<StreamChunk['usage']>): LlmUsage {
 function errorText(error: unknown): string {
   const m = (error as { message?: unknown } | null)?.message;
   return typeof m === 'string' ? m.slice(0, 300) : 'unknown error';
-}
-
-/** The message of an OpenAI `{error:{message}}`, a `{detail}` or a `{reason}` body, cut short. */
-export function upstreamMessage(text: string): string | undefined {
-  try {
-    const b = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown; reason?: unknown };
-    // OpenAI's error body, the kit's `{detail}`, or a /health body's `reason`.
-    const m = [b.error?.message, b.detail, b.reason].find((x): x is string => typeof x === 'string');
-    return m?.slice(0, 300);
-  } catch {
-    return undefined;
-  }
-}
-
-function modelIds(text: string): string[] {
-  try {
-    const b = JSON.parse(text) as { data?: { id?: unknown }[] };
-    return (b.data ?? []).flatMap((m) => (typeof m.id === 'string' ? [m.id] : []));
-  } catch {
-    return [];
-  }
 }

@@ -344,7 +344,8 @@ export function upstreamMessage(text: string): string | undefined {
   }
 }
 
-function modelIds(text: string): string[] {
+/** The model ids of an OpenAI `/v1/models` listing (none when it is not one). */
+export function modelIds(text: string): string[] {
   try {
     const b = JSON.parse(text) as { data?: { id?: unknown }[] };
     return (b.data ?? []).flatMap((m) => (typeof m.id === 'string' ? [m.id] : []));
