@@ -172,7 +172,8 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
     if (!inOpenUnit(p)) issue(`leak.perFeature.${id}`, `leak ${p} is not in (0, 1)`);
   }
 
-  const linked = new Map<string, number>();
+  const linked = new Map<number, number>(); // fi * H + ci → P(f | c)
+  const H = kb.conditions.length + 1;
   kb.links.forEach((l, i) => {
     const ci = conditionIndex.get(l.condition);
     const fi = featureIndex.get(l.feature);
@@ -187,7 +188,7 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
     }
     cited(`links[${i}].source`, l.source);
     if (ci === undefined || fi === undefined) return;
-    const key = `${fi}:${ci}`;
+    const key = fi * H + ci;
     if (linked.has(key)) issue(`links[${i}]`, `duplicate link ${l.condition} → ${l.feature}`);
     else linked.set(key, l.probability);
   });
@@ -208,13 +209,13 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
   const features = kb.features.map((f) => f.id);
   const C = conditions.length;
   const F = features.length;
-  const H = C + 1;
   const probability = new Float64Array(F * H);
   const perFeature = kb.leak.perFeature ?? {};
   kb.features.forEach((f, fi) => {
     const leak = Object.hasOwn(perFeature, f.id) ? (perFeature[f.id] ?? kb.leak.default) : kb.leak.default;
-    for (let h = 0; h < H; h++) probability[fi * H + h] = h < C ? (linked.get(`${fi}:${h}`) ?? leak) : leak;
+    probability.fill(leak, fi * H, (fi + 1) * H);
   });
+  for (const [key, p] of linked) probability[key] = p;
 
   const logPresent = probability.map(Math.log);
   const logAbsent = probability.map((p) => Math.log1p(-p));

@@ -1,4 +1,12 @@
-import { ELEM, encodeModel, type NodeSpec, type TensorSpec } from '@clinicalsuite/kit/onnx';
+import {
+  bytesField,
+  ELEM,
+  encodeModel,
+  intField,
+  varint,
+  type NodeSpec,
+  type TensorSpec,
+} from '@clinicalsuite/kit/onnx';
 import { PREDICTIVE_CLIP } from './information-gain.js';
 import type { CompiledModel } from './model.js';
 
@@ -19,8 +27,9 @@ import type { CompiledModel } from './model.js';
  *                         Add ─► llr ─Mul(α)─Add(log π)─Softmax─► posterior ─┬─Gemm(Pᵀ)──Clip─H_b─┐
  *   absent ──MatMul(LLR₋)─┘                                                  └─Gemm(H_b(P)ᵀ)─────Sub─► gain
  *
- * The tables are float32 here (float64 in the reference); the encoder writes every value out, which
- * suits bases up to a few million table cells.
+ * The tables are float32 here (float64 in the reference). The kit's encoder writes the graph and its
+ * small constants; the four [F, H] tables are appended as raw bytes (`tableInitializers`), so a base
+ * of a million table cells is encoded in milliseconds rather than by the encoder's per-byte arrays.
  */
 
 export const GRAPH_INPUTS = { present: 'present', absent: 'absent' } as const;
@@ -32,23 +41,19 @@ const LN2 = Math.LN2;
 export function buildScoringGraph(model: CompiledModel): Uint8Array {
   const F = model.features.length;
   const H = model.hypotheses;
-  const table = (name: string, values: Float64Array): TensorSpec => ({
-    name,
-    elemType: ELEM.FLOAT,
-    dims: [F, H],
-    values: Array.from(values),
-  });
   const scalar = (name: string, value: number): TensorSpec => ({
     name,
     elemType: ELEM.FLOAT,
     dims: [],
     values: [value],
   });
+  const tables: [string, Float64Array][] = [
+    ['llr_present', model.llrPresent],
+    ['llr_absent', model.llrAbsent],
+    ['p_feature', model.probability],
+    ['entropy_bits', model.entropyBits],
+  ];
   const initializers: TensorSpec[] = [
-    table('llr_present', model.llrPresent),
-    table('llr_absent', model.llrAbsent),
-    table('p_feature', model.probability),
-    table('entropy_bits', model.entropyBits),
     { name: 'log_prior', elemType: ELEM.FLOAT, dims: [H], values: Array.from(model.logPrior) },
     scalar('alpha', model.calibration.alpha),
     scalar('clip_lo', PREDICTIVE_CLIP),
@@ -90,7 +95,7 @@ export function buildScoringGraph(model: CompiledModel): Uint8Array {
     node('Mul', ['neg_entropy_nats', 'minus_inv_ln2'], 'predictive_entropy'),
     node('Sub', ['predictive_entropy', 'conditional_entropy'], GRAPH_OUTPUTS.gain),
   ];
-  return encodeModel({
+  const head = encodeModel({
     producer: 'clinicalsuite-reasoning',
     opset: OPSET,
     graph: {
@@ -108,4 +113,42 @@ export function buildScoringGraph(model: CompiledModel): Uint8Array {
       ],
     },
   });
+  return appendToGraph(head, tableInitializers(tables, [F, H]));
+}
+
+/**
+ * GraphProto `initializer` fields (5) for float32 tables, as bytes: TensorProto { dims (1),
+ * data_type (2), name (8), raw_data (9, little-endian) }, the fields the kit's `encodeTensor`
+ * writes, with the data copied in one piece.
+ */
+export function tableInitializers(
+  tables: readonly (readonly [string, Float64Array])[],
+  dims: readonly number[],
+): Buffer {
+  return Buffer.concat(
+    tables.map(([name, values]) => {
+      const raw = Buffer.alloc(values.length * 4);
+      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+      values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+      const header = [
+        ...dims.flatMap((d) => intField(1, d)),
+        ...intField(2, ELEM.FLOAT),
+        ...bytesField(8, name),
+        ...varint((9 << 3) | 2),
+        ...varint(raw.length),
+      ];
+      const tensorLength = header.length + raw.length;
+      return Buffer.concat([Buffer.from([...varint((5 << 3) | 2), ...varint(tensorLength), ...header]), raw]);
+    }),
+  );
+}
+
+/**
+ * A model with more graph fields: a second ModelProto `graph` field (7) holding them. Protobuf
+ * parsers merge repeated occurrences of an embedded message field, appending its repeated fields,
+ * so the model reads as one graph whose initializers are the kit-encoded ones and these.
+ */
+export function appendToGraph(model: Uint8Array, graphFields: Uint8Array): Uint8Array {
+  const tag = Buffer.from([...varint((7 << 3) | 2), ...varint(graphFields.length)]);
+  return Buffer.concat([model, tag, graphFields]);
 }
