@@ -7,6 +7,7 @@ import {
   fitCalibration,
   logLoss,
   meanLogLoss,
+  parseCalibration,
   ReferenceEngine,
   reliabilityDiagram,
   topKAccuracy,
@@ -67,6 +68,16 @@ describe('fitCalibration', () => {
     expect(eceAfter).toBeLessThan(0.05);
     // α weighs the evidence against the priors, so a few top conditions may change; not for the worse here.
     expect(topKAccuracy(after, 1)).toBeGreaterThanOrEqual(topKAccuracy(before, 1));
+  });
+
+  it('is stored as JSON with the base it was fitted for, and read back', () => {
+    const model = compileModel(base);
+    const calibration = fitCalibration(model, sampleCases(base, { seed: 4, count: 200 }));
+    const stored: unknown = JSON.parse(JSON.stringify(calibration));
+    expect(parseCalibration(stored)).toEqual(calibration);
+    expect(compileModel(base, parseCalibration(stored)).calibration.alpha).toBe(calibration.alpha);
+    expect(() => parseCalibration({ ...calibration, alpha: -1 })).toThrow(/alpha/);
+    expect(() => compileModel({ ...base, version: '2' }, parseCalibration(stored))).toThrow(/fitted for/);
   });
 
   it('refuses what it cannot fit', () => {

@@ -292,5 +292,10 @@ describe('information gain', () => {
     expect(result.nextFindings.map((n) => n.feature)).toEqual(['syn-disc', 'syn-weak']);
     expect(result.nextFindings[0]!.gain).toBeGreaterThan(0.3);
     expect(result.nextFindings[0]!.gain).toBeGreaterThan(5 * result.nextFindings[1]!.gain);
+    const without = await new ReferenceEngine(model).score([present('syn-shared')], {
+      notSuggested: new Set(['syn-disc']),
+      maxNextFindings: 1,
+    });
+    expect(without.nextFindings.map((n) => n.feature)).toEqual(['syn-weak']);
   });
 });

@@ -183,6 +183,11 @@ describe('devices', () => {
 
   // onnxruntime-node here has no CUDA provider libraries: the CUDA path is configuration, a clear
   // failure when CUDA is required, and a reported fallback when it is only preferred.
+  it('refuses batching options that could never run', async () => {
+    await expect(OnnxEngine.create(small, { maxBatch: 0 })).rejects.toThrow(/maxBatch/);
+    await expect(OnnxEngine.create(small, { batchWindowMs: -1 })).rejects.toThrow(/batchWindowMs/);
+  });
+
   it('fails clearly when CUDA is required and unusable', async () => {
     await expect(OnnxEngine.create(small, { device: 'cuda' })).rejects.toThrow(
       /CUDA execution provider is not usable .*configure the cpu device/,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Finding } from '../domain/types.js';
 import { encodeFindings } from './evidence.js';
 import type { Calibration, CompiledModel } from './model.js';
@@ -13,6 +14,36 @@ import { logLikelihoodRatios } from './reference.js';
  * bracket) finds the minimum in a handful of steps. A case whose true condition is not in the base
  * has `truth: null` and counts as the unknown hypothesis.
  */
+
+/**
+ * A calibration as stored (JSON, next to the knowledge base it was fitted for): parse it with this
+ * at load; `compileModel` refuses one whose kbId/kbVersion are not the base's.
+ */
+export const calibrationSchema = z
+  .object({
+    method: z.literal('likelihood-power'),
+    alpha: z.number().positive(),
+    kbId: z.string().min(1),
+    kbVersion: z.string().min(1),
+    fit: z
+      .object({
+        cases: z.number().int().positive(),
+        logLossBefore: z.number(),
+        logLossAfter: z.number(),
+        iterations: z.number().int().nonnegative(),
+        atBound: z.boolean(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** A stored calibration, validated (throws zod's error naming the bad fields). */
+export function parseCalibration(json: unknown): Calibration {
+  const parsed = calibrationSchema.parse(json);
+  const { fit, ...rest } = parsed;
+  return fit === undefined ? rest : { ...rest, fit };
+}
 
 export interface LabelledCase {
   readonly findings: readonly Finding[];

@@ -51,7 +51,14 @@ export {
   type OnnxEngineOptions,
   type RawScores,
 } from './onnx-engine.js';
-export { fitCalibration, meanLogLoss, type FitOptions, type LabelledCase } from './calibration.js';
+export {
+  calibrationSchema,
+  fitCalibration,
+  meanLogLoss,
+  parseCalibration,
+  type FitOptions,
+  type LabelledCase,
+} from './calibration.js';
 export {
   brierScore,
   expectedCalibrationError,

@@ -136,6 +136,7 @@ export class OnnxEngine implements Engine {
 
   /** Builds the graph and opens a session; throws `EngineUnavailableError` when it cannot. */
   static async create(model: CompiledModel, options: OnnxEngineOptions = {}): Promise<OnnxEngine> {
+    checkOptions(options);
     const ort = await importOrt();
     const graph = buildScoringGraph(model);
     const { session, device, fallbackReason } = await createSession(ort, graph, options);
@@ -290,6 +291,20 @@ export class OnnxEngine implements Engine {
         p.reject(error instanceof Error ? error : new Error(String(error)));
       }
     });
+  }
+}
+
+function checkOptions(options: OnnxEngineOptions): void {
+  const positiveInteger = (name: string, value: number | undefined): void => {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
+      throw new RangeError(`${name} must be a positive integer, not ${value}`);
+    }
+  };
+  positiveInteger('maxBatch', options.maxBatch);
+  positiveInteger('threads', options.threads);
+  const window = options.batchWindowMs;
+  if (window !== undefined && !(Number.isFinite(window) && window >= 0)) {
+    throw new RangeError(`batchWindowMs must be a number >= 0, not ${window}`);
   }
 }
 

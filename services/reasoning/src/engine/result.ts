@@ -11,6 +11,8 @@ export interface ResultOptions {
   readonly maxRanked?: number;
   /** How many next findings to suggest (default 5). */
   readonly maxNextFindings?: number;
+  /** Feature ids never to suggest as next findings (e.g. demographics one does not ask for). */
+  readonly notSuggested?: ReadonlySet<string>;
 }
 
 export const DEFAULT_NEXT_FINDINGS = 5;
@@ -59,18 +61,23 @@ export function buildResult(
   const C = model.conditions.length;
   const order = Array.from({ length: C }, (_, i) => i);
   order.sort((a, b) => (posterior[b] ?? 0) - (posterior[a] ?? 0) || a - b);
-  const ranked: RankedCondition[] = order.slice(0, options.maxRanked ?? C).map((h) => ({
+  const ranked: RankedCondition[] = order.slice(0, Math.max(0, options.maxRanked ?? C)).map((h) => ({
     condition: model.conditions[h] ?? '',
     probability: posterior[h] ?? 0,
     contributions: contributions(model, evidence, h),
   }));
+  const exclude = [...evidence.mentioned];
+  for (const id of options.notSuggested ?? []) {
+    const f = model.featureIndex.get(id);
+    if (f !== undefined) exclude.push(f);
+  }
   return {
     ranked,
     unknown: posterior[model.unknownIndex] ?? 0,
     nextFindings: topInformationGains(
       model,
       gains,
-      evidence.mentioned,
+      exclude,
       options.maxNextFindings ?? DEFAULT_NEXT_FINDINGS,
     ),
   };
