@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import {
   ICD10_PATTERN,
+  importHpo,
   loadKnowledgeBase,
   mergeKnowledgeBases,
   readKbDocument,
@@ -91,9 +93,34 @@ describe('the shipped primary-care definitions', () => {
       { label: 'primary-care', knowledgeBase: result.knowledgeBase },
       { label: 'hpo', knowledgeBase: hpoBase.knowledgeBase },
     ]);
+    expect(merged.ok && merged.knowledgeBase.features.find((f) => f.id === 'fever')?.synonyms).toEqual([
+      'Hyperthermia',
+      'Pyrexia',
+      'sốt cao',
+      'nóng sốt',
+      'phát sốt',
+    ]);
     expect(merged.ok && merged.knowledgeBase.links.map((l) => `${l.condition}:${l.feature}`)).toEqual([
       'dengue:fever',
       'OMIM:1:fever',
     ]);
+  });
+
+  it('merge with a real HPO import without a clash', async () => {
+    const fixtures = new URL('./kb-fixtures/hpo/', import.meta.url);
+    const hpo = importHpo(
+      readFileSync(new URL('phenotype-excerpt.hpoa', fixtures), 'utf8'),
+      readFileSync(new URL('hp-excerpt.obo', fixtures), 'utf8'),
+    );
+    const hpoBase = validateKb(hpo.document);
+    const primary = await loadKnowledgeBase(PRIMARY_CARE);
+    if (!hpoBase.ok || !primary.ok) throw new Error('a base does not load');
+    const merged = mergeKnowledgeBases([
+      { label: 'primary-care', knowledgeBase: primary.knowledgeBase },
+      { label: 'hpo', knowledgeBase: hpoBase.knowledgeBase },
+    ]);
+    expect(merged.problems).toEqual([]);
+    expect(merged.ok && merged.knowledgeBase.conditions).toHaveLength(7);
+    expect(merged.ok && merged.knowledgeBase.leak.source).toBe('clinicalsuite-leak-default');
   });
 });

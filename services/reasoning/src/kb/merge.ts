@@ -94,8 +94,11 @@ export function mergeKnowledgeBases(inputs: readonly MergeInput[], options: Merg
       const into = f.hpo === null ? undefined : byHpo.get(f.hpo);
       const target = into === undefined ? undefined : features.get(into);
       if (f.hpo !== null && into !== undefined && target !== undefined) {
-        for (const s of [f.label_en, ...f.synonyms])
-          if (!target.synonyms.includes(s)) target.synonyms.push(s);
+        for (const s of [f.label_en, ...f.synonyms]) {
+          if (s.toLowerCase() !== target.feature.label_en.toLowerCase() && !target.synonyms.includes(s)) {
+            target.synonyms.push(s);
+          }
+        }
         rename.set(f.id, into);
         if (f.id !== into) unified.push({ label, from: f.id, into, hpo: f.hpo });
         continue;
