@@ -1,0 +1,687 @@
+/**
+ * NegEx/ConText-style context for a finding's span, in Vietnamese (with or without diacritics) and
+ * English. Pure.
+ *
+ * Cues are found once per text, longest first (so `không có` wins over `không`, `có thể` over `có`,
+ * `cannot rule out` over `rule out`, and a pseudo-trigger such as `không rõ` or `no change` blocks
+ * the trigger inside it). A trigger acts on a finding when the finding lies in its scope:
+ * - forward triggers (`không`, `denies`, `nghi`, `possible`, `tiền sử`) reach ahead, backward ones
+ *   (`âm tính`, `was ruled out`, a `?` after the term) reach back;
+ * - a scope ends at a sentence end (`.` `;` `!` `?` or a line break that does not start a bullet),
+ *   at a termination term (`nhưng`, `tuy nhiên`, `but`, `however`, …; some only end negation, such
+ *   as `có` in "không sốt có ho"), and after `window` words;
+ * - a comma ends a negation or uncertainty scope ("không sốt, ho nhiều": the cough is present)
+ *   unless the trigger takes a list (`denies`, `negative for`, `phủ nhận`) or the clause is an
+ *   "or" list ("không ho, sốt hay khó thở", "no fever, chills or sweats"); history and family
+ *   scopes run over commas to the end of the sentence ("tiền sử THA, ĐTĐ").
+ *
+ * Certainty values (`CERTAINTY`) are a modelling choice of this extractor, not clinical numbers:
+ * three levels, as ConText's definite / probable / possible existence.
+ */
+import { findTerm, keepLongest, type Span } from './terms.js';
+import { foldText, sourceRange, wordCount, writtenMatches, type FoldedText } from './text.js';
+import type { ExtractedFinding, FindingCue } from './types.js';
+
+/** Certainty of a stated, a probable ("probable", "nghĩ nhiều") and a possible ("nghi", "?") finding. */
+export const CERTAINTY = { stated: 1, probable: 0.75, possible: 0.5 } as const;
+
+export type CueCategory =
+  'negation' | 'uncertainty' | 'history' | 'family' | 'pseudo' | 'termination' | 'conjunction';
+export type CueDirection = 'forward' | 'backward' | 'both';
+type Scoped = 'negation' | 'uncertainty' | 'history' | 'family';
+
+export interface Cue extends Span {
+  readonly text: string;
+  readonly category: CueCategory;
+  readonly direction: CueDirection;
+  /** Sets `present` to false (negation, and `unlikely`). */
+  readonly negates: boolean;
+  /** The certainty it leaves (1 for plain negation). */
+  readonly certainty: number;
+  /** Runs over commas (`denies fever, chills`). */
+  readonly list: boolean;
+  /** Most words between the cue and the finding. */
+  readonly window: number;
+  /** Nothing at all may stand between (`?pneumonia`). */
+  readonly adjacent: boolean;
+  /** Termination cues: the scopes they end. */
+  readonly stops: readonly Scoped[];
+}
+
+interface CueDef {
+  readonly terms: readonly string[];
+  readonly category: CueCategory;
+  readonly direction?: CueDirection;
+  readonly negates?: boolean;
+  readonly certainty?: number;
+  readonly list?: boolean;
+  readonly window?: number;
+  readonly adjacent?: boolean;
+  readonly stops?: readonly Scoped[];
+}
+
+const ALL_SCOPES: readonly Scoped[] = ['negation', 'uncertainty', 'history', 'family'];
+const NEGATION_WINDOW = 6;
+const BACKWARD_WINDOW = 3;
+const SENTENCE = 1000;
+
+const RELATIVES_VI = [
+  'mẹ',
+  'má',
+  'bố',
+  'cha',
+  'ba',
+  'anh trai',
+  'chị gái',
+  'em trai',
+  'em gái',
+  'anh ruột',
+  'chị ruột',
+  'em ruột',
+  'anh chị em',
+  'ông nội',
+  'ông ngoại',
+  'bà nội',
+  'bà ngoại',
+  'con trai',
+  'con gái',
+];
+// Family cues name a relative together with an illness verb. Not the relative alone, nor "gia
+// đình" or "người nhà" alone: in "mẹ khai bé sốt 3 ngày" or "người nhà kể bệnh nhân ngất" the
+// family is the informant and the findings are the patient's. Not "có" as the verb either ("mẹ có
+// đưa bé đi khám").
+const RELATIVE_VERBS_VI = ['bị', 'mắc', 'từng bị', 'cũng bị', 'đều bị', 'có tiền sử', 'chết vì', 'mất vì'];
+/** "mẹ bệnh nhân bị", "bố của bé bị": whose relative. */
+const PATIENT_VI = [
+  'bệnh nhân',
+  'của bệnh nhân',
+  'BN',
+  'của BN',
+  'người bệnh',
+  'bé',
+  'của bé',
+  'cháu',
+  'của cháu',
+];
+const RELATIVES_EN = [
+  'mother',
+  'father',
+  'mom',
+  'dad',
+  'brother',
+  'sister',
+  'siblings',
+  'sibling',
+  'parents',
+  'son',
+  'daughter',
+  'grandmother',
+  'grandfather',
+  'aunt',
+  'uncle',
+];
+const RELATIVE_VERBS_EN = [
+  'has',
+  'had',
+  'with',
+  'died of',
+  'died from',
+  'diagnosed with',
+  'suffers from',
+  'suffered from',
+  'has a history of',
+];
+
+const cross = (a: readonly string[], b: readonly string[]): string[] =>
+  a.flatMap((x) => b.map((y) => `${x} ${y}`));
+
+/** The cue lists. Vietnamese with diacritics (input without them matches), English in lower case. */
+export const CUE_DEFINITIONS: readonly CueDef[] = [
+  // Negation before the finding.
+  {
+    category: 'negation',
+    terms: [
+      'không',
+      'không có',
+      'không thấy',
+      'không bị',
+      'không hề',
+      'không còn',
+      'không kèm',
+      'không kèm theo',
+      'không than',
+      'không ghi nhận',
+      'không phát hiện',
+      'không sờ thấy',
+      'không nghe thấy',
+      'không có dấu hiệu',
+      'không có biểu hiện',
+      'chưa',
+      'chưa có',
+      'chưa bị',
+      'chưa thấy',
+      'chưa ghi nhận',
+      'chưa phát hiện',
+      'chẳng',
+      'hết',
+      'đã hết',
+      'loại trừ',
+      'đã loại trừ',
+      'no',
+      'not',
+      'nor',
+      'without',
+      'absence of',
+      'no sign of',
+      'does not have',
+      'did not have',
+      'never had',
+      'no longer',
+      'no complaints of',
+    ],
+  },
+  {
+    category: 'negation',
+    list: true,
+    terms: [
+      'phủ nhận',
+      'denies',
+      'denied',
+      'denying',
+      'deny',
+      'negative for',
+      'free of',
+      'no evidence of',
+      'no signs of',
+      'no history of',
+    ],
+  },
+  // Negation after the finding.
+  {
+    category: 'negation',
+    direction: 'backward',
+    window: BACKWARD_WINDOW,
+    terms: [
+      'âm tính',
+      '(-)',
+      'đã hết',
+      'đã khỏi',
+      'được loại trừ',
+      'đã được loại trừ',
+      'negative',
+      'is negative',
+      'was negative',
+      'were negative',
+      '(neg)',
+      ': negative',
+      'absent',
+      'is absent',
+      'not seen',
+      'not present',
+      'resolved',
+      'has resolved',
+      'was ruled out',
+      'has been ruled out',
+      'is ruled out',
+      'were ruled out',
+    ],
+  },
+  { category: 'negation', direction: 'both', terms: ['ruled out', 'excluded'] },
+  // After a colon: "Sốt: không" (backward) and "Tiền sử: không hút thuốc" (forward).
+  { category: 'negation', direction: 'both', terms: [': không', ': không có', ': no', ': none'] },
+  {
+    category: 'negation',
+    direction: 'both',
+    certainty: CERTAINTY.probable,
+    terms: ['unlikely', 'ít nghĩ', 'ít nghĩ đến', 'ít khả năng'],
+  },
+  // Uncertainty.
+  {
+    category: 'uncertainty',
+    certainty: CERTAINTY.possible,
+    terms: [
+      'có thể',
+      'có lẽ',
+      'nghi',
+      'nghi ngờ',
+      'nghi vấn',
+      'nghĩ đến',
+      'nghĩ tới',
+      'theo dõi',
+      'TD',
+      'chưa loại trừ',
+      'không loại trừ',
+      'chưa loại trừ được',
+      'không loại trừ được',
+      'khả năng',
+      'hình như',
+      'dường như',
+      'không chắc',
+      'chẩn đoán phân biệt',
+      'phân biệt với',
+      'possible',
+      'possibly',
+      'suspected',
+      'suspect',
+      'suspicious for',
+      'suspicion of',
+      'concern for',
+      'concerning for',
+      'may',
+      'might',
+      'may have',
+      'could be',
+      'cannot rule out',
+      'can not rule out',
+      "can't rule out",
+      'cannot exclude',
+      'rule out',
+      'to rule out',
+      'r/o',
+      'questionable',
+      'question of',
+      'differential diagnosis',
+      'differential includes',
+      'uncertain',
+      'unclear if',
+      'unclear whether',
+      'not certain if',
+    ],
+  },
+  {
+    category: 'uncertainty',
+    certainty: CERTAINTY.probable,
+    terms: [
+      'nghĩ nhiều',
+      'nghĩ nhiều đến',
+      'nhiều khả năng',
+      'khả năng cao',
+      'gợi ý',
+      'phù hợp với',
+      'probable',
+      'probably',
+      'likely',
+      'most likely',
+      'consistent with',
+      'suggestive of',
+      'compatible with',
+      'presumed',
+    ],
+  },
+  {
+    category: 'uncertainty',
+    direction: 'backward',
+    certainty: CERTAINTY.possible,
+    window: BACKWARD_WINDOW,
+    terms: [
+      'chưa loại trừ',
+      'không loại trừ',
+      'chưa được loại trừ',
+      'cannot be ruled out',
+      'can not be ruled out',
+      'cannot be excluded',
+      'not ruled out',
+      'not excluded',
+      'is possible',
+      'is suspected',
+      '(?)',
+    ],
+  },
+  {
+    category: 'uncertainty',
+    direction: 'backward',
+    certainty: CERTAINTY.probable,
+    window: BACKWARD_WINDOW,
+    terms: ['is likely', 'is probable'],
+  },
+  { category: 'uncertainty', direction: 'backward', certainty: CERTAINTY.possible, window: 0, terms: ['?'] },
+  // History and family.
+  {
+    category: 'history',
+    window: SENTENCE,
+    terms: [
+      'tiền sử',
+      'tiền căn',
+      'TS',
+      'có tiền sử',
+      'đã từng',
+      'từng bị',
+      'trước đây',
+      'đã mắc',
+      'đã được chẩn đoán',
+      'được chẩn đoán',
+      'history of',
+      'h/o',
+      'hx of',
+      'past history',
+      'past medical history',
+      'medical history',
+      'PMH',
+      'PMHx',
+      'previous',
+      'previously',
+      'known',
+      'known case of',
+      'status post',
+      's/p',
+      'diagnosed with',
+    ],
+  },
+  {
+    category: 'family',
+    window: SENTENCE,
+    terms: [
+      'tiền sử gia đình',
+      'tiền căn gia đình',
+      'gia đình có',
+      'gia đình có người',
+      'trong gia đình',
+      'family history',
+      'family history of',
+      'family hx',
+      'FHx',
+      'FH',
+      'runs in the family',
+      ...cross(cross(RELATIVES_VI, PATIENT_VI), RELATIVE_VERBS_VI),
+      ...cross(RELATIVES_VI, RELATIVE_VERBS_VI),
+      ...cross(RELATIVES_EN, RELATIVE_VERBS_EN),
+    ],
+  },
+  // Pseudo-triggers: they contain a trigger but negate nothing ("không rõ nguyên nhân", "no change").
+  {
+    category: 'pseudo',
+    terms: [
+      'không rõ',
+      'chưa rõ',
+      'không rõ nguyên nhân',
+      'không chỉ',
+      'không những',
+      'không thay đổi',
+      'không đỡ',
+      'không giảm',
+      'chưa giảm',
+      'không hết',
+      'chưa hết',
+      'không khỏi',
+      'chưa khỏi',
+      'không cải thiện',
+      'chưa cải thiện',
+      'không ngừng',
+      'không dứt',
+      'không đều',
+      'không kiểm soát',
+      'không thể',
+      'không đáp ứng',
+      'không hiệu quả',
+      'không ổn định',
+      'không liên tục',
+      'no change',
+      'no significant change',
+      'not only',
+      'no increase',
+      'no improvement',
+      'not improved',
+      'not improving',
+      'not relieved',
+      'not necessarily',
+      'not responding',
+      'no further',
+      'without difficulty',
+      'gram negative',
+      'gram-negative',
+    ],
+  },
+  // Termination terms.
+  {
+    category: 'termination',
+    terms: [
+      'nhưng',
+      'nhưng mà',
+      'tuy nhiên',
+      'tuy',
+      'song',
+      'ngoài ra',
+      'trừ',
+      'hiện tại',
+      'hiện nay',
+      'hiện giờ',
+      'nay',
+      'lần này',
+      'đợt này',
+      'sau đó',
+      'vào viện',
+      'lý do vào viện',
+      'but',
+      'however',
+      'although',
+      'though',
+      'yet',
+      'except',
+      'aside from',
+      'apart from',
+      'which',
+      'who',
+      'presents with',
+      'presented with',
+      'presenting with',
+      'complains of',
+      'complaining of',
+      'c/o',
+      'reports',
+      'now',
+      'currently',
+      'today',
+      'this time',
+      'admitted',
+      'then',
+    ],
+  },
+  // "Không sốt có ho": "có" (has) ends a negation, but not a hedge ("có thể có sốt").
+  { category: 'termination', stops: ['negation'], terms: ['có'] },
+  {
+    category: 'termination',
+    stops: ['negation', 'uncertainty'],
+    terms: ['còn', 'mà', 'bệnh nhân', 'BN', 'người bệnh', 'still', 'patient'],
+  },
+  // "Or" lists keep a negation across commas.
+  { category: 'conjunction', terms: ['hay', 'hoặc', 'hoặc là', 'or', 'nor'] },
+];
+
+/** "không ăn được", "không ngủ được": inability (a finding), not a negation. */
+const INABILITY = /(?<![\p{L}\p{N}])khong(?: [\p{L}]+){1,3} duoc(?![\p{L}\p{N}])(?! \d)/gu;
+/** "a 2-week history of cough", "3 ngày nay": the present illness, not past history. */
+const ILLNESS_HISTORY =
+  /(?<![\p{L}])(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|a)[\s-](?:hours?|days?|weeks?|months?|years?)[\s-]history(?: of)?(?![\p{L}])|(?<![\p{L}])history of (?:the )?present illness(?![\p{L}])/gu;
+/** "?viêm phổi": a question mark fixed to the word after it. */
+const LEADING_QUESTION = /(?<![\p{L}\p{N}?])\?(?=\p{L})/gu;
+
+function cueOf(def: CueDef, span: Span, text: string): Cue {
+  const category = def.category;
+  const negates = def.negates ?? category === 'negation';
+  return {
+    start: span.start,
+    end: span.end,
+    text,
+    category,
+    direction: def.direction ?? 'forward',
+    negates,
+    certainty: def.certainty ?? 1,
+    list: def.list ?? false,
+    window: def.window ?? (category === 'history' || category === 'family' ? SENTENCE : NEGATION_WINDOW),
+    adjacent: def.adjacent ?? false,
+    stops: def.stops ?? (category === 'termination' ? ALL_SCOPES : []),
+  };
+}
+
+/** Every cue in the text, non-overlapping (longest wins), in text order. */
+export function findCues(input: string | FoldedText): Cue[] {
+  const text = typeof input === 'string' ? foldText(input) : input;
+  const candidates: Cue[] = [];
+  // First, so that it wins over the plain `?` (a backward cue) on the same character.
+  for (const m of text.folded.matchAll(LEADING_QUESTION)) {
+    const range = sourceRange(text, m.index, m.index + 1);
+    candidates.push(
+      cueOf(
+        { category: 'uncertainty', terms: [], certainty: CERTAINTY.possible, window: 0, adjacent: true },
+        range,
+        '?',
+      ),
+    );
+  }
+  for (const def of CUE_DEFINITIONS) {
+    for (const term of def.terms) {
+      for (const at of findTerm(text, term))
+        candidates.push(cueOf(def, at, text.source.slice(at.start, at.end)));
+    }
+  }
+  for (const m of text.folded.matchAll(INABILITY)) {
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    const written = text.source.slice(range.start, range.end);
+    const words = written.split(/\s+/u);
+    if (!writtenMatches('không', words[0] ?? '') || !writtenMatches('được', words[words.length - 1] ?? ''))
+      continue;
+    candidates.push(cueOf({ category: 'pseudo', terms: [] }, range, written));
+  }
+  for (const m of text.folded.matchAll(ILLNESS_HISTORY)) {
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    candidates.push(
+      cueOf({ category: 'pseudo', terms: [] }, range, text.source.slice(range.start, range.end)),
+    );
+  }
+  return keepLongest(candidates);
+}
+
+export interface FindingContext {
+  readonly present: boolean;
+  readonly certainty: number;
+  /** In a history scope ("tiền sử", "history of"): the finding is past history. */
+  readonly historical: boolean;
+  /** In a family scope ("mẹ bị", "family history of"): the finding is a relative's. */
+  readonly family: boolean;
+  /** The cues that act on the finding. */
+  readonly cues: readonly FindingCue[];
+}
+
+/**
+ * The context of the finding at `span`: negated, hedged, historical, a relative's. `cues` may be
+ * passed when several spans of one text are analysed (`findCues(text)`, computed once).
+ */
+export function contextOf(
+  source: string,
+  span: Span,
+  cues: readonly Cue[] = findCues(source),
+): FindingContext {
+  let present = true;
+  let certainty: number = CERTAINTY.stated;
+  let historical = false;
+  let family = false;
+  const acting: FindingCue[] = [];
+  for (const cue of cues) {
+    if (!isScoped(cue.category)) continue;
+    if (!reaches(source, cue, span, cues)) continue;
+    switch (cue.category) {
+      case 'negation':
+        present = false;
+        certainty = Math.min(certainty, cue.certainty);
+        break;
+      case 'uncertainty':
+        certainty = Math.min(certainty, cue.certainty);
+        break;
+      case 'history':
+        historical = true;
+        break;
+      case 'family':
+        family = true;
+        break;
+    }
+    acting.push({ role: cue.category, text: cue.text, start: cue.start, end: cue.end });
+  }
+  return { present, certainty, historical, family, cues: acting };
+}
+
+function isScoped(category: CueCategory): category is Scoped {
+  return (
+    category === 'negation' || category === 'uncertainty' || category === 'history' || category === 'family'
+  );
+}
+
+/** A sentence end: `.` not inside a number, `;`, `!`, `?`, or a line break not opening a bullet. */
+const SENTENCE_END = /[;!?]|\.(?!\d)|\n(?![ \t]*[-*•+])/u;
+/** A list break: a comma, or a line break that opens a bullet. */
+const LIST_BREAK = /,|\n(?=[ \t]*[-*•+])/u;
+
+function reaches(source: string, cue: Cue, span: Span, cues: readonly Cue[]): boolean {
+  const category = cue.category as Scoped;
+  const forward = cue.direction !== 'backward';
+  const backward = cue.direction !== 'forward';
+  let gap: Span;
+  if (forward && cue.end <= span.start) gap = { start: cue.end, end: span.start };
+  else if (backward && cue.start >= span.end) gap = { start: span.end, end: cue.start };
+  else if (forward && cue.start === span.start && cue.end < span.end && isTrigger(category)) return true;
+  else if (backward && cue.end === span.end && cue.start > span.start && isTrigger(category)) return true;
+  else return false;
+  const between = source.slice(gap.start, gap.end);
+  if (cue.adjacent && between !== '') return false;
+  if (wordCount(between) > cue.window) return false;
+  if (SENTENCE_END.test(between)) return false;
+  if (cues.some((c) => c.category === 'termination' && c.stops.includes(category) && inside(c, gap)))
+    return false;
+  if (LIST_BREAK.test(between) && !runsOverCommas(source, cue, span, cues)) return false;
+  return true;
+}
+
+function isTrigger(category: Scoped): boolean {
+  return category === 'negation' || category === 'uncertainty';
+}
+
+function inside(inner: Span, outer: Span): boolean {
+  return outer.start <= inner.start && inner.end <= outer.end;
+}
+
+function runsOverCommas(source: string, cue: Cue, span: Span, cues: readonly Cue[]): boolean {
+  if (cue.category === 'history' || cue.category === 'family' || cue.list) return true;
+  if (cue.direction === 'backward' && cue.start >= span.end) return false;
+  // An "or" list: a conjunction between the trigger and the end of the finding's clause.
+  const clauseEnd = endOfClause(source, span.end, cues);
+  return cues.some((c) => c.category === 'conjunction' && c.start >= cue.end && c.end <= clauseEnd);
+}
+
+function endOfClause(source: string, from: number, cues: readonly Cue[]): number {
+  const rest = source.slice(from);
+  const stop = SENTENCE_END.exec(rest);
+  let end = stop === null ? source.length : from + stop.index;
+  for (const c of cues) if (c.category === 'termination' && c.start >= from && c.start < end) end = c.start;
+  return end;
+}
+
+export interface PlacedFinding {
+  readonly finding: ExtractedFinding;
+  /** A relative's finding: keep it out of the patient's. */
+  readonly family: boolean;
+}
+
+/**
+ * A finding with its context applied: negation and uncertainty set `present` and `certainty`
+ * unless `trustFinding` (an LLM finding that already marked them); a history scope turns a
+ * symptom or sign into kind `history`; a family scope marks it as a relative's.
+ */
+export function applyContext(
+  source: string,
+  finding: ExtractedFinding,
+  cues: readonly Cue[],
+  options: { readonly trustFinding: boolean },
+): PlacedFinding {
+  const ctx = contextOf(source, finding, cues);
+  const acting = options.trustFinding
+    ? ctx.cues.filter((c) => c.role === 'history' || c.role === 'family')
+    : ctx.cues;
+  const kind =
+    ctx.historical && (finding.kind === 'symptom' || finding.kind === 'sign') ? 'history' : finding.kind;
+  const placed: ExtractedFinding = {
+    ...finding,
+    kind,
+    ...(options.trustFinding ? {} : { present: ctx.present, certainty: ctx.certainty }),
+    ...(acting.length === 0 ? {} : { cues: acting }),
+  };
+  return { finding: placed, family: ctx.family };
+}

@@ -1,0 +1,1104 @@
+/**
+ * The rule pass: vitals and labs with their units, age, sex and duration, in Vietnamese (with or
+ * without diacritics) and English, plus the lexicon's symptoms, signs and past conditions with
+ * their negation, uncertainty and history context. Pure: text in, findings out.
+ *
+ * Matching runs on the folded text (text.ts), so `nhiet do 39 do`, `Nhiệt độ: 39°C`, `T° 39 oC` and
+ * `temp 102 F` read alike; every finding's `start`/`end` point into the input as written.
+ *
+ * A reading needs a label (`mạch`, `HR`, `HA`, `SpO2`, `đường huyết`, `WBC` …) or a unit that names
+ * the quantity (`39°C`, `140/90 mmHg`, `110 bpm`). A one- or two-letter label (`T`, `M`, `P`, `NT`,
+ * `BC`, `Cr`) counts only with its unit or with a possible value; a reading followed by another
+ * quantity's unit (`sốt 3 ngày`) is not read. Impossible values (units.ts `IMPOSSIBLE_OUTSIDE`) are
+ * kept with `implausible` set, never accepted as observations.
+ */
+import { matchLexicon } from './lexicon.js';
+import { applyContext, findCues } from './negation.js';
+import { keepLongest, overlaps, type Span } from './terms.js';
+import { foldText, sourceRange, writtenMatches, type FoldedText } from './text.js';
+import type { ExtractedFinding, LexiconEntry, Quantity } from './types.js';
+import {
+  CREATININE_UMOL_L_PER_MG_DL,
+  GLUCOSE_MG_DL_PER_MMOL_L,
+  IN_TO_CM,
+  LB_TO_KG,
+  fahrenheitToCelsius,
+  impossibility,
+  parseNumber,
+  round,
+  type LimitKey,
+} from './units.js';
+
+type Draft = Omit<ExtractedFinding, 'text' | 'start' | 'end' | 'source' | 'present' | 'certainty'> & {
+  /** Folded range. */
+  readonly from: number;
+  readonly to: number;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Labels, gaps, numbers, units (all on folded text).
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Labels as one alternation, longest first, on word boundaries (a digit may follow: `HA140/90`). */
+function labelPattern(labels: readonly string[]): RegExp {
+  const alts = [...labels].sort((a, b) => b.length - a.length).map(escape);
+  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${alts.join('|')})(?![\\p{L}])`, 'gu');
+}
+
+/** Words that may stand between a label and its value (`sốt cao 39`, `mạch nhanh 120`, `glucose lúc đói 7`). */
+const FILLERS = [
+  'la',
+  'of',
+  'is',
+  'was',
+  'at',
+  'about',
+  'approximately',
+  'approx',
+  'around',
+  'khoang',
+  'luc',
+  'vao vien',
+  'luc vao vien',
+  'khi vao vien',
+  'on admission',
+  'do duoc',
+  'duoc',
+  'len',
+  'len den',
+  'den',
+  'toi',
+  'up to',
+  'max',
+  'cao',
+  'nhe',
+  'nhanh',
+  'cham',
+  'measured',
+  'tang',
+  'giam',
+  'mau',
+  'mao mach',
+  'tinh mach',
+  'luc doi',
+  'doi',
+  'fasting',
+  'random',
+  'ngau nhien',
+  'serum',
+  'huyet thanh',
+  'sau an',
+  'tam thu',
+  'tam truong',
+];
+const GAP = new RegExp(
+  `(?:[\\s:=~(-]|(?<![\\p{L}])(?:${[...FILLERS]
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join('|')})(?![\\p{L}]))*`,
+  'uy',
+);
+const NUMBER = /\d+(?:[.,]\d+)*/y;
+const PAIR = /(\d{2,3})\s?\/\s?(\d{1,3})(?![\d.,]*\d)/y;
+
+/** Something unit-like right after a number: a letter, %, ° or / stuck to it, or a known unit word. */
+const OTHER_UNIT =
+  /(?:[\p{L}%°/]|\s(?:%|°|\/|(?:ngay|hom|tuan|thang|nam|gio|phut|tuoi|lan|vien|kg|mg|mcg|ml|cm|mm|mmhg|mmol|umol|days?|weeks?|months?|years?|hours?|hrs?|mins?|minutes?|times|tablets?|do|degrees?|lit|lits?)(?![\p{L}])))/uy;
+
+interface UnitDef {
+  /** Sticky, tried after optional white space. */
+  readonly re: RegExp;
+  /** The unit as written, normalised spelling. */
+  readonly written: string;
+}
+
+function matchAt(re: RegExp, s: string, at: number): RegExpExecArray | null {
+  re.lastIndex = at;
+  return re.exec(s);
+}
+
+function unitAt(
+  folded: string,
+  at: number,
+  units: readonly UnitDef[],
+): { def: UnitDef; end: number; match: RegExpExecArray } | null {
+  const from = folded[at] === ' ' ? at + 1 : at;
+  for (const def of units) {
+    const m = matchAt(def.re, folded, from);
+    if (m !== null) return { def, end: from + m[0].length, match: m };
+  }
+  return null;
+}
+
+function u(source: string, written: string): UnitDef {
+  return { re: new RegExp(source, 'uy'), written };
+}
+
+const END = '(?![\\p{L}\\p{N}])';
+const PER_MIN = `(?:(?:l|lan|nhip|ck|chu ky|beats?|breaths?|times)\\s?(?:\\/|per)\\s?(?:p|ph|phut|min|minute|mins)|bpm|b\\/m|rpm|\\/\\s?(?:p|ph|phut|min|minute)|per min(?:ute)?)${END}`;
+const COUNT_UNITS: { def: UnitDef; toE9PerL: number }[] = [
+  { def: u(`(?:(?:x|\\*)\\s?)?10\\s?(?:\\^|e|mu)?\\s?9\\s?\\/\\s?l${END}`, '10^9/L'), toE9PerL: 1 },
+  { def: u(`(?:g|giga)\\s?\\/\\s?l${END}`, 'G/L'), toE9PerL: 1 },
+  {
+    def: u(`(?:(?:x|\\*)\\s?)?10\\s?(?:\\^|e|mu)?\\s?3\\s?\\/\\s?(?:ul|mm3|mcl)${END}`, '10^3/µL'),
+    toE9PerL: 1,
+  },
+  { def: u(`(?:k|thou|nghin)\\s?\\/\\s?(?:ul|mm3|mcl)${END}`, 'K/µL'), toE9PerL: 1 },
+  { def: u(`(?:(?:cells?|tb|te bao)\\s?)?\\/\\s?(?:mm3|ul|mcl)${END}`, '/µL'), toE9PerL: 0.001 },
+];
+
+// ---------------------------------------------------------------------------------------------
+// One labelled reading.
+
+interface Reading {
+  /** Folded offsets. */
+  readonly labelStart: number;
+  readonly valueStart: number;
+  readonly valueEnd: number;
+  readonly numbers: readonly string[];
+  /** The label and the words after it (`glucose luc doi`). */
+  readonly labelText: string;
+  readonly weak: boolean;
+}
+
+function readingsOf(
+  text: FoldedText,
+  strong: readonly string[],
+  weak: readonly string[],
+  pair = false,
+): Reading[] {
+  const out: Reading[] = [];
+  const f = text.folded;
+  for (const [labels, isWeak] of [
+    [strong, false],
+    [weak, true],
+  ] as const) {
+    if (labels.length === 0) continue;
+    for (const m of f.matchAll(labelPattern(labels))) {
+      const labelEnd = m.index + m[0].length;
+      const gap = matchAt(GAP, f, labelEnd);
+      const gapEnd = gap === null ? labelEnd : labelEnd + gap[0].length;
+      if (gapEnd - labelEnd > 40) continue;
+      const value = matchAt(pair ? PAIR : NUMBER, f, gapEnd);
+      if (value === null) continue;
+      out.push({
+        labelStart: m.index,
+        valueStart: gapEnd,
+        valueEnd: gapEnd + value[0].length,
+        numbers: pair ? [value[1] ?? '', value[2] ?? ''] : [value[0]],
+        labelText: f.slice(m.index, gapEnd),
+        weak: isWeak,
+      });
+    }
+  }
+  return out;
+}
+
+function unitLikeAfter(folded: string, at: number): boolean {
+  return matchAt(OTHER_UNIT, folded, at) !== null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vitals.
+
+const TEMPERATURE_STRONG = [
+  'nhiet do',
+  'nhiet do co the',
+  'than nhiet',
+  'temperature',
+  'temp',
+  'tmax',
+  'sot',
+  'sot cao',
+  'sot nhe',
+  'fever',
+  'fever of',
+  'fever to',
+  'febrile to',
+];
+const TEMPERATURE_WEAK = ['t', 't°', 't0'];
+const TEMPERATURE_UNIT =
+  /(?:(?:°|o|0)\s?|(?:do|degrees?|deg\.?)\s?)?(celsius|fahrenheit|c|f)(?![\p{L}])|(?:°|do|degrees?|deg\.?)(?![\p{L}])/uy;
+
+function temperatureDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  const candidates: { from: number; valueStart: number; number: string; weak: boolean }[] = [];
+  for (const r of readingsOf(text, TEMPERATURE_STRONG, TEMPERATURE_WEAK))
+    candidates.push({
+      from: r.labelStart,
+      valueStart: r.valueStart,
+      number: r.numbers[0] ?? '',
+      weak: r.weak,
+    });
+  // Unlabelled: a number with a degree mark and a scale (`39°C`, `39oC`, `102 độ F`) or `39°`.
+  const unlabelled =
+    /(?<![\p{L}\p{N}.,])\d{2,3}(?:[.,]\d{1,2})?(?=\s?(?:°|(?:o|do|degrees?|deg\.?)\s?(?:c|f|celsius|fahrenheit)(?![\p{L}])))/gu;
+  for (const m of f.matchAll(unlabelled))
+    candidates.push({ from: m.index, valueStart: m.index, number: m[0], weak: false });
+
+  for (const c of candidates) {
+    let number = c.number;
+    let valueEnd = c.valueStart + number.length;
+    let unit = unitAt(f, valueEnd, [{ re: TEMPERATURE_UNIT, written: '' }]);
+    // "390C", "38,50C": a zero typed for the degree sign.
+    if (unit !== null && number.endsWith('0') && number.length >= 3) {
+      const value = parseNumber(number);
+      const shorter = parseNumber(number.slice(0, -1));
+      if (impossibility('temperature', value) !== null && impossibility('temperature', shorter) === null) {
+        number = number.slice(0, -1);
+        valueEnd -= 1;
+        unit = unitAt(f, valueEnd, [{ re: TEMPERATURE_UNIT, written: '' }]);
+      }
+    }
+    if (unit === null && unitLikeAfter(f, valueEnd)) continue;
+    const scaleWritten = unit?.match[1];
+    const scale = scaleWritten === undefined ? null : scaleWritten.startsWith('f') ? 'F' : 'C';
+    const value = parseNumber(number);
+    if (!Number.isFinite(value)) continue;
+    const to = unit?.end ?? valueEnd;
+    const base = { kind: 'vital' as const, name: 'temperature', from: c.from, to, unit: '°C' };
+    if (scale === 'F') {
+      const celsius = round(fahrenheitToCelsius(value));
+      drafts.push(
+        withLimit({ ...base, value: celsius, written: { value, unit: '°F' } }, 'temperature', celsius),
+      );
+      continue;
+    }
+    if (scale === 'C') {
+      drafts.push(withLimit({ ...base, value }, 'temperature', value));
+      continue;
+    }
+    // No scale written (`39 độ`, `T 38.5`): Celsius when possible, else Fahrenheit when that is.
+    if (impossibility('temperature', value) === null) {
+      drafts.push({ ...base, value, unitInferred: true });
+    } else if (impossibility('temperature', fahrenheitToCelsius(value)) === null && !c.weak) {
+      drafts.push({
+        ...base,
+        value: round(fahrenheitToCelsius(value)),
+        written: { value, unit: '°F' },
+        unitInferred: true,
+      });
+    } else if (!c.weak) {
+      drafts.push(withLimit({ ...base, value, unitInferred: true }, 'temperature', value));
+    }
+  }
+  return drafts;
+}
+
+const BP_STRONG = ['huyet ap', 'blood pressure', 'bp', 'ha', 'b/p', 'nibp', 'abp'];
+const MMHG = u(`mm\\s?hg${END}`, 'mmHg');
+
+function bloodPressureDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  const candidates = readingsOf(text, BP_STRONG, [], true).map((r) => ({
+    from: r.labelStart,
+    valueEnd: r.valueEnd,
+    numbers: r.numbers,
+    labelled: true,
+  }));
+  for (const m of f.matchAll(/(?<![\p{L}\p{N}.,/])(\d{2,3})\s?\/\s?(\d{1,3})(?=\s?mm\s?hg(?![\p{L}]))/gu))
+    candidates.push({
+      from: m.index,
+      valueEnd: m.index + m[0].length,
+      numbers: [m[1] ?? '', m[2] ?? ''],
+      labelled: false,
+    });
+  for (const c of candidates) {
+    const unit = unitAt(f, c.valueEnd, [MMHG]);
+    if (unit === null && unitLikeAfter(f, c.valueEnd)) continue;
+    const systolic = parseNumber(c.numbers[0] ?? '');
+    const diastolic = parseNumber(c.numbers[1] ?? '');
+    const to = unit?.end ?? c.valueEnd;
+    const base = { kind: 'vital' as const, from: c.from, to, unit: 'mmHg' };
+    const inferred = unit === null ? { unitInferred: true as const } : {};
+    const sys: Draft = withLimit(
+      { ...base, ...inferred, name: 'systolic blood pressure', value: systolic },
+      'systolic blood pressure',
+      systolic,
+    );
+    let dia: Draft = withLimit(
+      { ...base, ...inferred, name: 'diastolic blood pressure', value: diastolic },
+      'diastolic blood pressure',
+      diastolic,
+    );
+    if (dia.implausible === undefined && diastolic >= systolic)
+      dia = { ...dia, implausible: `diastolic ${diastolic} mmHg is not below systolic ${systolic} mmHg` };
+    drafts.push(sys, dia);
+  }
+  return drafts;
+}
+
+interface SimpleRule {
+  readonly name: string;
+  readonly kind: 'vital' | 'lab';
+  readonly strong: readonly string[];
+  readonly weak: readonly string[];
+  /** Each unit with its factor to the normalised unit. */
+  readonly units: readonly { readonly def: UnitDef; readonly factor: number }[];
+  readonly normalUnit: string;
+  /** The unit a vital has when none is written; null: a lab keeps its value without a unit. */
+  readonly impliedUnit: boolean;
+  readonly limit: LimitKey;
+  /** Thousands separators (`150.000/mm3`). */
+  readonly count?: boolean;
+  /** Unlabelled readings with these units (`110 bpm`). */
+  readonly unlabelledUnits?: readonly UnitDef[];
+}
+
+const SIMPLE_RULES: readonly SimpleRule[] = [
+  {
+    name: 'heart rate',
+    kind: 'vital',
+    strong: ['mach', 'nhip tim', 'tan so tim', 'heart rate', 'hr', 'pulse', 'pulse rate', 'tan so mach'],
+    weak: ['m', 'p', 'ts tim'],
+    units: [{ def: u(PER_MIN, 'bpm'), factor: 1 }],
+    normalUnit: 'bpm',
+    impliedUnit: true,
+    limit: 'heart rate',
+    unlabelledUnits: [
+      u(
+        `(?:bpm|beats?\\s?(?:\\/|per)\\s?min(?:ute)?|nhip\\s?\\/\\s?phut|ck\\s?\\/\\s?p(?:hut)?)${END}`,
+        'bpm',
+      ),
+    ],
+  },
+  {
+    name: 'respiratory rate',
+    kind: 'vital',
+    strong: ['nhip tho', 'tan so tho', 'respiratory rate', 'resp rate', 'respirations', 'resp', 'rr'],
+    weak: ['nt', 'r', 'tho', 'ts tho'],
+    units: [{ def: u(PER_MIN, '/min'), factor: 1 }],
+    normalUnit: '/min',
+    impliedUnit: true,
+    limit: 'respiratory rate',
+    unlabelledUnits: [u(`(?:breaths?\\s?(?:\\/|per)\\s?min(?:ute)?)${END}`, '/min')],
+  },
+  {
+    name: 'oxygen saturation',
+    kind: 'vital',
+    strong: [
+      'spo2',
+      'sp02',
+      'spo 2',
+      'o2 sat',
+      'o2 sats',
+      'o2 saturation',
+      'oxygen saturation',
+      'do bao hoa oxy',
+      'do bao hoa o2',
+      'bao hoa oxy',
+      'bao hoa o2',
+      'pulse ox',
+      'pulse oximetry',
+    ],
+    weak: [],
+    units: [{ def: u('%', '%'), factor: 1 }],
+    normalUnit: '%',
+    impliedUnit: true,
+    limit: 'oxygen saturation',
+  },
+  {
+    name: 'weight',
+    kind: 'vital',
+    strong: ['can nang', 'weight', 'body weight', 'trong luong', 'wt'],
+    weak: ['cn', 'nang'],
+    units: [
+      { def: u(`(?:kg|kgs|kilograms?|ky|ki|can)${END}(?!\\s?\\/)`, 'kg'), factor: 1 },
+      { def: u(`(?:lbs?|pounds?)${END}`, 'lb'), factor: LB_TO_KG },
+    ],
+    normalUnit: 'kg',
+    impliedUnit: true,
+    limit: 'weight',
+  },
+  {
+    name: 'bmi',
+    kind: 'vital',
+    strong: ['bmi', 'chi so khoi co the', 'body mass index'],
+    weak: [],
+    units: [{ def: u(`kg\\s?\\/\\s?m2${END}`, 'kg/m2'), factor: 1 }],
+    normalUnit: 'kg/m2',
+    impliedUnit: true,
+    limit: 'bmi',
+  },
+  {
+    name: 'hba1c',
+    kind: 'lab',
+    strong: ['hba1c', 'hb a1c', 'a1c', 'hemoglobin a1c', 'haemoglobin a1c', 'glycated hemoglobin', 'hba1'],
+    weak: [],
+    units: [{ def: u('%', '%'), factor: 1 }],
+    normalUnit: '%',
+    impliedUnit: false,
+    limit: 'hba1c %',
+  },
+  {
+    name: 'white blood cell count',
+    kind: 'lab',
+    strong: [
+      'bach cau',
+      'so luong bach cau',
+      'wbc',
+      'white blood cells',
+      'white blood cell count',
+      'white blood cell',
+      'white cell count',
+      'white count',
+      'leukocytes',
+      'leukocyte count',
+      'leucocytes',
+    ],
+    weak: ['bc'],
+    units: COUNT_UNITS.map((c) => ({ def: c.def, factor: c.toE9PerL })),
+    normalUnit: '10^9/L',
+    impliedUnit: false,
+    limit: 'white blood cell count',
+    count: true,
+  },
+  {
+    name: 'platelet count',
+    kind: 'lab',
+    strong: ['tieu cau', 'so luong tieu cau', 'platelets', 'platelet count', 'platelet', 'plt', 'plts'],
+    weak: ['tc'],
+    units: COUNT_UNITS.map((c) => ({ def: c.def, factor: c.toE9PerL })),
+    normalUnit: '10^9/L',
+    impliedUnit: false,
+    limit: 'platelet count',
+    count: true,
+  },
+  {
+    name: 'c-reactive protein',
+    kind: 'lab',
+    strong: [
+      'crp',
+      'hs-crp',
+      'hscrp',
+      'crp-hs',
+      'c-reactive protein',
+      'c reactive protein',
+      'protein c phan ung',
+    ],
+    weak: [],
+    units: [
+      { def: u(`mg\\s?\\/\\s?l${END}`, 'mg/L'), factor: 1 },
+      { def: u(`mg\\s?\\/\\s?dl${END}`, 'mg/dL'), factor: 10 },
+    ],
+    normalUnit: 'mg/L',
+    impliedUnit: false,
+    limit: 'c-reactive protein',
+  },
+  {
+    name: 'hemoglobin',
+    kind: 'lab',
+    strong: ['hemoglobin', 'haemoglobin', 'huyet sac to', 'hgb', 'hb'],
+    weak: ['hst'],
+    units: [
+      { def: u(`g\\s?\\/\\s?dl${END}`, 'g/dL'), factor: 1 },
+      { def: u(`g\\s?\\/\\s?l${END}`, 'g/L'), factor: 0.1 },
+    ],
+    normalUnit: 'g/dL',
+    impliedUnit: false,
+    limit: 'hemoglobin',
+  },
+];
+
+function simpleDrafts(text: FoldedText, rule: SimpleRule): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  const candidates: { from: number; valueEnd: number; number: string; weak: boolean }[] = readingsOf(
+    text,
+    rule.strong,
+    rule.weak,
+  ).map((r) => ({ from: r.labelStart, valueEnd: r.valueEnd, number: r.numbers[0] ?? '', weak: r.weak }));
+  if (rule.unlabelledUnits !== undefined) {
+    for (const m of f.matchAll(/(?<![\p{L}\p{N}.,/])\d+(?:[.,]\d+)?/gu)) {
+      if (unitAt(f, m.index + m[0].length, rule.unlabelledUnits) !== null)
+        candidates.push({ from: m.index, valueEnd: m.index + m[0].length, number: m[0], weak: false });
+    }
+  }
+  for (const c of candidates) {
+    const unit = unitAt(
+      f,
+      c.valueEnd,
+      rule.units.map((x) => x.def),
+    );
+    if (unit === null && unitLikeAfter(f, c.valueEnd)) continue;
+    const written = parseNumber(c.number, rule.count === true);
+    if (!Number.isFinite(written)) continue;
+    const to = unit?.end ?? c.valueEnd;
+    const base = { kind: rule.kind, name: rule.name, from: c.from, to };
+    if (unit === null) {
+      if (rule.impliedUnit) {
+        const draft = { ...base, value: written, unit: rule.normalUnit, unitInferred: true as const };
+        if (impossibility(rule.limit, written) === null) drafts.push(draft);
+        else if (!c.weak) drafts.push(withLimit(draft, rule.limit, written));
+      } else if (rule.count === true && written >= 10_000) {
+        // A count of ten thousand or more can only be per µL (10 000 × 10⁹/L is impossible).
+        const value = round(written * 0.001);
+        drafts.push(
+          withLimit(
+            {
+              ...base,
+              value,
+              unit: rule.normalUnit,
+              written: { value: written, unit: '/µL' },
+              unitInferred: true,
+            },
+            rule.limit,
+            value,
+          ),
+        );
+      } else if (!c.weak) {
+        drafts.push({ ...base, value: written });
+      }
+      continue;
+    }
+    const factor = rule.units.find((x) => x.def === unit.def)?.factor ?? 1;
+    const value = round(written * factor);
+    const draft =
+      unit.def.written === rule.normalUnit
+        ? { ...base, value, unit: rule.normalUnit }
+        : { ...base, value, unit: rule.normalUnit, written: { value: written, unit: unit.def.written } };
+    drafts.push(withLimit(draft, rule.limit, value));
+  }
+  return drafts;
+}
+
+const HEIGHT_STRONG = ['chieu cao', 'height', 'body height'];
+const HEIGHT_WEAK = ['cao', 'ht'];
+
+function heightDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  for (const r of readingsOf(text, HEIGHT_STRONG, HEIGHT_WEAK)) {
+    const number = r.numbers[0] ?? '';
+    const whole = parseNumber(number);
+    const base = { kind: 'vital' as const, name: 'height', from: r.labelStart, unit: 'cm' };
+    // "1m65", "1 m 65"
+    const mcm = matchAt(/\s?m\s?(\d{2})(?![\p{L}\p{N}])/uy, f, r.valueEnd);
+    if (mcm !== null && /^\d$/.test(number)) {
+      const cm = whole * 100 + parseNumber(mcm[1] ?? '');
+      drafts.push(
+        withLimit(
+          { ...base, to: r.valueEnd + mcm[0].length, value: cm, written: { value: cm / 100, unit: 'm' } },
+          'height',
+          cm,
+        ),
+      );
+      continue;
+    }
+    // 5'6", 5 ft 6 in
+    const ftin = matchAt(
+      /\s?(?:'|ft|feet|foot)\s?(\d{1,2})?\s?(?:"|''|in|inch|inches)?(?![\p{L}\p{N}])/uy,
+      f,
+      r.valueEnd,
+    );
+    if (ftin !== null && /^\d$/.test(number)) {
+      const inches = whole * 12 + (ftin[1] === undefined ? 0 : parseNumber(ftin[1]));
+      const cm = round(inches * IN_TO_CM, 1);
+      drafts.push(
+        withLimit(
+          { ...base, to: r.valueEnd + ftin[0].length, value: cm, written: { value: inches, unit: 'in' } },
+          'height',
+          cm,
+        ),
+      );
+      continue;
+    }
+    const unit = unitAt(f, r.valueEnd, [
+      u(`cm${END}`, 'cm'),
+      u(`(?:m|met|meters?|metres?)${END}`, 'm'),
+      u(`(?:in|inch|inches)${END}`, 'in'),
+    ]);
+    if (unit === null) {
+      if (r.weak || unitLikeAfter(f, r.valueEnd)) continue;
+      const cm = whole < 3 ? round(whole * 100, 1) : whole;
+      const draft = { ...base, to: r.valueEnd, value: cm, unitInferred: true as const };
+      drafts.push(withLimit(draft, 'height', cm));
+      continue;
+    }
+    const cm =
+      unit.def.written === 'm'
+        ? round(whole * 100, 1)
+        : unit.def.written === 'in'
+          ? round(whole * IN_TO_CM, 1)
+          : whole;
+    const draft =
+      unit.def.written === 'cm'
+        ? { ...base, to: unit.end, value: cm }
+        : { ...base, to: unit.end, value: cm, written: { value: whole, unit: unit.def.written } };
+    drafts.push(withLimit(draft, 'height', cm));
+  }
+  return drafts;
+}
+
+// Glucose and creatinine: two conventional units in use, so the value stays in the unit written
+// and the other is given as `converted`.
+
+const GLUCOSE_STRONG = [
+  'duong huyet',
+  'duong mau',
+  'glucose',
+  'glucose mau',
+  'glucose mao mach',
+  'glycemia',
+  'glycemie',
+  'glycaemia',
+  'blood sugar',
+  'blood glucose',
+  'fasting glucose',
+  'fasting blood glucose',
+  'fasting plasma glucose',
+  'fbg',
+  'fpg',
+  'fbs',
+  'rbg',
+  'cbg',
+];
+const GLUCOSE_WEAK = ['bg', 'dh', 'glu', 'dmmm'];
+const MG_DL = u(`(?:mg\\s?\\/\\s?dl|mg\\s?%)${END}`, 'mg/dL');
+const MMOL_L = u(`(?:mmol\\s?\\/\\s?l|mm)${END}`, 'mmol/L');
+
+function glucoseDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  for (const r of readingsOf(text, GLUCOSE_STRONG, GLUCOSE_WEAK)) {
+    const unit = unitAt(f, r.valueEnd, [MG_DL, MMOL_L]);
+    if (unit === null && (r.weak || unitLikeAfter(f, r.valueEnd))) continue;
+    const value = parseNumber(r.numbers[0] ?? '');
+    if (!Number.isFinite(value)) continue;
+    const fasting = /(?:^|[^\p{L}])(?:luc doi|doi|fasting|fpg|fbg|fbs)(?:$|[^\p{L}])/u.test(r.labelText);
+    const base = { kind: 'lab' as const, name: fasting ? 'fasting glucose' : 'glucose', from: r.labelStart };
+    if (unit === null) {
+      drafts.push({ ...base, to: r.valueEnd, value });
+      continue;
+    }
+    const mmol = unit.def === MMOL_L ? value : value / GLUCOSE_MG_DL_PER_MMOL_L;
+    const converted: Quantity =
+      unit.def === MMOL_L
+        ? { value: round(value * GLUCOSE_MG_DL_PER_MMOL_L, 0), unit: 'mg/dL' }
+        : { value: round(mmol, 1), unit: 'mmol/L' };
+    drafts.push(
+      withLimit(
+        { ...base, to: unit.end, value, unit: unit.def.written, converted },
+        'glucose mmol/L',
+        mmol,
+        value,
+      ),
+    );
+  }
+  return drafts;
+}
+
+const CREATININE_STRONG = ['creatinin', 'creatinine', 'creatinin mau', 'serum creatinine', 'creat'];
+const CREATININE_WEAK = ['cre', 'cr', 'scr'];
+const UMOL_L = u(`(?:umol|mcmol)\\s?\\/\\s?l${END}`, 'µmol/L');
+const CREAT_MG_DL = u(`mg\\s?\\/\\s?dl${END}`, 'mg/dL');
+
+function creatinineDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  for (const r of readingsOf(text, CREATININE_STRONG, CREATININE_WEAK)) {
+    const unit = unitAt(f, r.valueEnd, [UMOL_L, CREAT_MG_DL]);
+    if (unit === null && (r.weak || unitLikeAfter(f, r.valueEnd))) continue;
+    const value = parseNumber(r.numbers[0] ?? '');
+    if (!Number.isFinite(value)) continue;
+    const base = { kind: 'lab' as const, name: 'creatinine', from: r.labelStart };
+    if (unit === null) {
+      drafts.push({ ...base, to: r.valueEnd, value });
+      continue;
+    }
+    const umol = unit.def === UMOL_L ? value : value * CREATININE_UMOL_L_PER_MG_DL;
+    const converted: Quantity =
+      unit.def === UMOL_L
+        ? { value: round(value / CREATININE_UMOL_L_PER_MG_DL, 2), unit: 'mg/dL' }
+        : { value: round(umol, 0), unit: 'µmol/L' };
+    drafts.push(
+      withLimit(
+        { ...base, to: unit.end, value, unit: unit.def.written, converted },
+        'creatinine umol/L',
+        umol,
+        value,
+      ),
+    );
+  }
+  return drafts;
+}
+
+const HBA1C_MMOL_MOL = u(`mmol\\s?\\/\\s?mol${END}`, 'mmol/mol');
+
+/** HbA1c in IFCC units (mmol/mol) stays as written: no conversion to %. */
+function hba1cIfccDrafts(text: FoldedText): Draft[] {
+  const rule = SIMPLE_RULES.find((r) => r.name === 'hba1c');
+  if (rule === undefined) return [];
+  const drafts: Draft[] = [];
+  for (const r of readingsOf(text, rule.strong, [])) {
+    const unit = unitAt(text.folded, r.valueEnd, [HBA1C_MMOL_MOL]);
+    if (unit === null) continue;
+    const value = parseNumber(r.numbers[0] ?? '');
+    drafts.push(
+      withLimit(
+        { kind: 'lab', name: 'hba1c', from: r.labelStart, to: unit.end, value, unit: 'mmol/mol' },
+        'hba1c mmol/mol',
+        value,
+      ),
+    );
+  }
+  return drafts;
+}
+
+function withLimit<T extends Draft>(draft: T, key: LimitKey, normalised: number, shown?: number): T {
+  const why = impossibility(key, normalised);
+  if (why === null) return draft;
+  const note = shown === undefined ? why : `${shown} ${draft.unit ?? ''} (${why})`.replace('  ', ' ');
+  return { ...draft, implausible: `${draft.name} ${note}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Age, sex, duration.
+
+const AGE_YEARS =
+  /(?<![\p{L}\p{N}.,])(\d{1,3})\s?-?\s?(?:tuoi|years?[\s-]?old|yrs?[\s-]?old|y\/o|y\.o\.?|yo|yr\.? old)(?![\p{L}])/gu;
+const AGE_YOUNG =
+  /(?<![\p{L}\p{N}.,])(\d{1,2})\s?-?\s?(thang|tuan|ngay|months?|mos?|weeks?|wks?|days?)[\s-]?(?:tuoi|old)(?![\p{L}])/gu;
+const AGE_LABEL = /(?<![\p{L}])(?:tuoi|age|aged)\s?[:=]?\s?(\d{1,3})(?![\p{L}\p{N}]|[.,]\d)/gu;
+const YOUNG_UNIT: Readonly<Record<string, { unit: string; perYear: number }>> = {
+  thang: { unit: 'month', perYear: 12 },
+  month: { unit: 'month', perYear: 12 },
+  mo: { unit: 'month', perYear: 12 },
+  tuan: { unit: 'week', perYear: 52.1775 },
+  week: { unit: 'week', perYear: 52.1775 },
+  wk: { unit: 'week', perYear: 52.1775 },
+  ngay: { unit: 'day', perYear: 365.2425 },
+  day: { unit: 'day', perYear: 365.2425 },
+};
+
+function ageDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  const base = { kind: 'demographic' as const, name: 'age', unit: 'year' };
+  for (const m of f.matchAll(AGE_YEARS)) {
+    const value = Number(m[1]);
+    drafts.push(withLimit({ ...base, from: m.index, to: m.index + m[0].length, value }, 'age', value));
+  }
+  for (const m of f.matchAll(AGE_LABEL)) {
+    const value = Number(m[1]);
+    drafts.push(withLimit({ ...base, from: m.index, to: m.index + m[0].length, value }, 'age', value));
+  }
+  for (const m of f.matchAll(AGE_YOUNG)) {
+    const n = Number(m[1]);
+    const key = (m[2] ?? '').replace(/s$/, '');
+    const young = YOUNG_UNIT[key];
+    if (young === undefined) continue;
+    drafts.push({
+      ...base,
+      from: m.index,
+      to: m.index + m[0].length,
+      value: round(n / young.perYear),
+      written: { value: n, unit: young.unit },
+    });
+  }
+  return drafts;
+}
+
+const SEX_VI = /(?<![\p{L}\p{N}])(nam|nu)(?![\p{L}\p{N}])/gu;
+const SEX_CHILD_VI = /(?<![\p{L}\p{N}])(?:be|chau|tre)\s(trai|gai)(?![\p{L}\p{N}])/gu;
+const SEX_EN = /(?<![\p{L}\p{N}])(male|female|man|woman|boy|girl|gentleman|lady|m|f)(?![\p{L}\p{N}])/gu;
+const SEX_LABEL_BEFORE = /(?:gioi tinh|gioi|phai|sex|gender)\s?[:=]?\s?$/u;
+const SUBJECT_BEFORE = /(?:^|[^\p{L}])(?:benh nhan|bn|nguoi benh|patient|pt|a|an|the|this)\s$/u;
+const AGE_BEFORE = /\d{1,3}\s?-?\s?(?:tuoi|years?[\s-]?old|yrs?[\s-]?old|y\/o|y\.o\.?|yo)\s?,?\s?$/u;
+const AGE_AFTER = /^\s?[,(]?\s?\d{1,3}\s?-?\s?(?:tuoi|years?|yrs?|y\/o|yo)/u;
+const CLAUSE_START_BEFORE = /(?:^|[.;:\n]\s?)$/u;
+
+function sexDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  const sexOf = (w: string): 'male' | 'female' =>
+    ['nam', 'trai', 'male', 'man', 'boy', 'gentleman', 'm'].includes(w) ? 'male' : 'female';
+  const accept = (from: number, to: number, word: string): void => {
+    drafts.push({ kind: 'demographic', name: sexOf(word), from, to });
+  };
+  for (const m of f.matchAll(SEX_VI)) {
+    const word = m[1] ?? '';
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    if (!writtenMatches(word === 'nam' ? 'nam' : 'nữ', text.source.slice(range.start, range.end))) continue;
+    const before = f.slice(Math.max(0, m.index - 30), m.index);
+    const after = f.slice(m.index + m[0].length, m.index + m[0].length + 20);
+    // A number just before makes "nam" the diacritic-free "năm" (year), unless it is an age.
+    const ageBefore = /\d{1,3}\s?-?\s?tuoi\s?,?\s?$/u.test(before);
+    if (/\d\s?$/u.test(before) && !ageBefore) continue;
+    if (
+      SEX_LABEL_BEFORE.test(before) ||
+      SUBJECT_BEFORE.test(before) ||
+      ageBefore ||
+      AGE_AFTER.test(after) ||
+      CLAUSE_START_BEFORE.test(before)
+    )
+      accept(m.index, m.index + m[0].length, word);
+  }
+  for (const m of f.matchAll(SEX_CHILD_VI)) {
+    const word = m[1] ?? '';
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    const last = text.source.slice(range.start, range.end).split(/\s+/u).pop() ?? '';
+    if (writtenMatches(word === 'trai' ? 'trai' : 'gái', last)) accept(m.index, m.index + m[0].length, word);
+  }
+  for (const m of f.matchAll(SEX_EN)) {
+    const word = m[1] ?? '';
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    if (!writtenMatches(word, text.source.slice(range.start, range.end))) continue;
+    const before = f.slice(Math.max(0, m.index - 30), m.index);
+    const after = f.slice(m.index + m[0].length, m.index + m[0].length + 20);
+    const ageBefore = AGE_BEFORE.test(before);
+    if (word === 'm' || word === 'f') {
+      if (ageBefore || SEX_LABEL_BEFORE.test(before)) accept(m.index, m.index + 1, word);
+      continue;
+    }
+    if (
+      SEX_LABEL_BEFORE.test(before) ||
+      SUBJECT_BEFORE.test(before) ||
+      ageBefore ||
+      AGE_AFTER.test(after) ||
+      CLAUSE_START_BEFORE.test(before)
+    )
+      accept(m.index, m.index + m[0].length, word);
+  }
+  return drafts;
+}
+
+/** Time units (folded) with their unit and their written form (checked: "đáy" is not "day"). */
+const DURATION_UNITS: Readonly<Record<string, readonly [string, string]>> = {
+  phut: ['minute', 'phút'],
+  minute: ['minute', 'minute'],
+  minutes: ['minute', 'minutes'],
+  min: ['minute', 'min'],
+  mins: ['minute', 'mins'],
+  gio: ['hour', 'giờ'],
+  h: ['hour', 'h'],
+  hour: ['hour', 'hour'],
+  hours: ['hour', 'hours'],
+  hr: ['hour', 'hr'],
+  hrs: ['hour', 'hrs'],
+  ngay: ['day', 'ngày'],
+  hom: ['day', 'hôm'],
+  day: ['day', 'day'],
+  days: ['day', 'days'],
+  d: ['day', 'd'],
+  tuan: ['week', 'tuần'],
+  week: ['week', 'week'],
+  weeks: ['week', 'weeks'],
+  wk: ['week', 'wk'],
+  wks: ['week', 'wks'],
+  thang: ['month', 'tháng'],
+  month: ['month', 'month'],
+  months: ['month', 'months'],
+  mo: ['month', 'mo'],
+  mos: ['month', 'mos'],
+  nam: ['year', 'năm'],
+  year: ['year', 'year'],
+  years: ['year', 'years'],
+  yr: ['year', 'yr'],
+  yrs: ['year', 'yrs'],
+};
+/** Written numbers before a time unit ("ba ngày", "two weeks", "a week"), with their written forms. */
+const WORD_NUMBERS: readonly (readonly [string, string, number])[] = [
+  ['mot', 'một', 1],
+  ['hai', 'hai', 2],
+  ['ba', 'ba', 3],
+  ['bon', 'bốn', 4],
+  ['nam', 'năm', 5],
+  ['sau', 'sáu', 6],
+  ['bay', 'bảy', 7],
+  ['tam', 'tám', 8],
+  ['chin', 'chín', 9],
+  ['muoi', 'mười', 10],
+  ['a', 'a', 1],
+  ['an', 'an', 1],
+  ['one', 'one', 1],
+  ['two', 'two', 2],
+  ['three', 'three', 3],
+  ['four', 'four', 4],
+  ['five', 'five', 5],
+  ['six', 'six', 6],
+  ['seven', 'seven', 7],
+  ['eight', 'eight', 8],
+  ['nine', 'nine', 9],
+  ['ten', 'ten', 10],
+  ['twelve', 'twelve', 12],
+];
+const UNIT_ALT = Object.keys(DURATION_UNITS)
+  .sort((a, b) => b.length - a.length)
+  .join('|');
+const NUM_ALT = `\\d{1,3}(?:[.,]5)?|${WORD_NUMBERS.map(([w]) => w).join('|')}`;
+const DURATION = new RegExp(
+  `(?<![\\p{L}\\p{N}.,/])(${NUM_ALT})(?:\\s?(?:-|den|toi|to)\\s?(\\d{1,3}))?(?:\\s?-\\s?|\\s)?(${UNIT_ALT})(?![\\p{L}\\p{N}/])(?!\\s?-?\\s?(?:tuoi|old|-old))`,
+  'gu',
+);
+const DAY_OF_ILLNESS =
+  /(?<![\p{L}])(?:ngay thu|ngay benh thu|day)\s?(\d{1,2})(?:\s?(?:cua benh|of (?:illness|fever|symptoms)))?(?![\p{L}\p{N}])/gu;
+/** Not a duration: a frequency ("2 lần một ngày", "twice a day", "mỗi 2 ngày") or a clock time ("lúc 2h"). */
+/** Gestational age, not an illness's duration: "28 weeks pregnant", "thai 28 tuần". */
+const NOT_DURATION_AFTER = /^\s?(?:pregnant|gestation|of gestation|of pregnancy|gestational)(?![\p{L}])/u;
+const NOT_DURATION_BEFORE =
+  /(?:^|[^\p{L}])(?:lan|times|twice|once|thrice|moi|per|every|each|q|luc|vao luc|at)\s$/u;
+
+function durationDrafts(text: FoldedText): Draft[] {
+  const f = text.folded;
+  const drafts: Draft[] = [];
+  for (const m of f.matchAll(DURATION)) {
+    const numberWord = m[1] ?? '';
+    const unitWord = m[3] ?? '';
+    const before = f.slice(Math.max(0, m.index - 12), m.index);
+    if (NOT_DURATION_BEFORE.test(before)) continue;
+    const isWord = /^\p{L}/u.test(numberWord);
+    if (isWord && !/^\p{L}+\s/u.test(m[0])) continue;
+    // One-letter units only stuck to a digit ("24h", "3d").
+    if ((unitWord === 'h' || unitWord === 'd') && (isWord || /\s$/u.test(m[0].slice(0, m[0].length - 1))))
+      continue;
+    // Written-out numbers and "nam" (năm) must be written as the word, with or without diacritics.
+    const range = sourceRange(text, m.index, m.index + m[0].length);
+    const written = text.source.slice(range.start, range.end).split(/\s+/u);
+    let value: number;
+    if (isWord) {
+      const entry = WORD_NUMBERS.find(([w]) => w === numberWord);
+      if (entry === undefined || !writtenMatches(entry[1], written[0] ?? '')) continue;
+      if ((numberWord === 'a' || numberWord === 'an') && m[2] !== undefined) continue;
+      value = entry[2];
+    } else {
+      value = parseNumber(numberWord);
+    }
+    const [unit, unitWritten] = DURATION_UNITS[unitWord] ?? ['day', 'day'];
+    const lastWord = written[written.length - 1] ?? '';
+    if (!writtenMatches(unitWritten, lastWord.slice(Math.max(0, lastWord.length - unitWritten.length))))
+      continue;
+    if (NOT_DURATION_AFTER.test(f.slice(m.index + m[0].length, m.index + m[0].length + 24))) continue;
+    if (/(?:^|[^\p{L}])(?:thai|tuoi thai)\s$/u.test(before)) continue;
+    const high = m[2] === undefined ? undefined : Number(m[2]);
+    drafts.push({
+      kind: 'duration',
+      name: 'duration',
+      from: m.index,
+      to: m.index + m[0].length,
+      value,
+      unit,
+      ...(high === undefined || high <= value ? {} : { valueHigh: high }),
+    });
+  }
+  for (const m of f.matchAll(DAY_OF_ILLNESS)) {
+    if (m[0].startsWith('day') && !/of (?:illness|fever|symptoms)/u.test(m[0])) continue;
+    drafts.push({
+      kind: 'duration',
+      name: 'duration',
+      from: m.index,
+      to: m.index + m[0].length,
+      value: Number(m[1]),
+      unit: 'day',
+    });
+  }
+  return drafts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pass.
+
+/** Vitals, labs, age, sex and duration in the text (no lexicon, no context). */
+export function extractMeasurements(input: string | FoldedText): ExtractedFinding[] {
+  const text = typeof input === 'string' ? foldText(input) : input;
+  const measured = [
+    ...temperatureDrafts(text),
+    ...bloodPressureDrafts(text),
+    ...SIMPLE_RULES.flatMap((rule) => simpleDrafts(text, rule)),
+    ...hba1cIfccDrafts(text),
+    ...heightDrafts(text),
+    ...glucoseDrafts(text),
+    ...creatinineDrafts(text),
+  ];
+  // One reading per stretch of text: the longest wins (a labelled reading over the bare unit
+  // match inside it); blood pressure's two findings share their span.
+  const keptMeasures = keepLongestGroups(measured);
+  const others = [...ageDrafts(text), ...sexDrafts(text), ...durationDrafts(text)];
+  const keptOthers = keepLongestGroups(others).filter(
+    (d) => !keptMeasures.some((k) => overlaps(span(k), span(d))),
+  );
+  return [...keptMeasures, ...keptOthers]
+    .map((d) => toFinding(text, d))
+    .sort((a, b) => a.start - b.start || a.end - b.end || a.name.localeCompare(b.name));
+}
+
+const span = (d: Draft): Span => ({ start: d.from, end: d.to });
+
+/** keepLongest over spans, keeping every draft that shares a kept span (blood pressure). */
+function keepLongestGroups(drafts: readonly Draft[]): Draft[] {
+  const spans = keepLongest(drafts.map((d) => ({ start: d.from, end: d.to })));
+  const seen = new Set<string>();
+  const out: Draft[] = [];
+  for (const d of drafts) {
+    const key = `${d.from}:${d.to}:${d.name}`;
+    if (seen.has(key)) continue;
+    if (!spans.some((s) => s.start === d.from && s.end === d.to)) continue;
+    seen.add(key);
+    out.push(d);
+  }
+  return out;
+}
+
+function toFinding(text: FoldedText, draft: Draft): ExtractedFinding {
+  const { from, to, ...rest } = draft;
+  const range = sourceRange(text, from, to);
+  const end = trimEnd(text.source, range.start, range.end);
+  return {
+    ...rest,
+    text: text.source.slice(range.start, end),
+    start: range.start,
+    end,
+    present: true,
+    certainty: 1,
+    source: 'rules',
+  };
+}
+
+function trimEnd(source: string, start: number, end: number): number {
+  let e = end;
+  while (e > start && /[\s:=(,~-]/u.test(source[e - 1] ?? '')) e--;
+  return e;
+}
+
+export interface RuleOptions {
+  /** Symptom, sign and history terms; default `BASE_LEXICON`. */
+  readonly lexicon?: readonly LexiconEntry[];
+}
+
+export interface RuleResult {
+  readonly findings: readonly ExtractedFinding[];
+  readonly family: readonly ExtractedFinding[];
+}
+
+/**
+ * The whole rule pass: measurements, plus the lexicon's terms with their context (negated, hedged,
+ * historical; a relative's go to `family`).
+ */
+export function extractRuleFindings(input: string, options: RuleOptions = {}): RuleResult {
+  const text = foldText(input);
+  const measurements = extractMeasurements(text);
+  const cues = findCues(text);
+  const findings: ExtractedFinding[] = [...measurements];
+  const family: ExtractedFinding[] = [];
+  for (const m of matchLexicon(text, options.lexicon)) {
+    const raw: ExtractedFinding = {
+      text: input.slice(m.start, m.end),
+      start: m.start,
+      end: m.end,
+      kind: m.kind,
+      name: m.name,
+      present: true,
+      certainty: 1,
+      ...(m.id === undefined ? {} : { feature: m.id }),
+      source: 'rules',
+    };
+    const placed = applyContext(input, raw, cues, { trustFinding: false });
+    (placed.family ? family : findings).push(placed.finding);
+  }
+  const order = (a: ExtractedFinding, b: ExtractedFinding): number =>
+    a.start - b.start || a.end - b.end || a.name.localeCompare(b.name);
+  return { findings: findings.sort(order), family: family.sort(order) };
+}

@@ -1,0 +1,188 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadKnowledgeBase } from '../../services/reasoning/src/kb/index.js';
+import {
+  BASE_LEXICON,
+  extractMeasurements,
+  extractRuleFindings,
+  foldText,
+  GLUCOSE_MG_DL_PER_MMOL_L,
+  lexiconFromFeatures,
+  CREATININE_UMOL_L_PER_MG_DL,
+  parseNumber,
+  type ExtractedFinding,
+} from '../../services/reasoning/src/extract/index.js';
+
+// The rule pass against a table of synthetic clinical sentences (vi and en, with and without
+// diacritics): every expected finding found with its exact span and values, no stray ones.
+
+interface Expected {
+  readonly name: string;
+  readonly text: string;
+  readonly kind?: string;
+  readonly present?: boolean;
+  readonly certainty?: number;
+  readonly value?: number;
+  readonly valueHigh?: number;
+  readonly unit?: string | null;
+  readonly written?: { value: number; unit: string };
+  readonly converted?: { value: number; unit: string };
+  readonly implausible?: boolean;
+  readonly unitInferred?: boolean;
+}
+interface Case {
+  readonly id: string;
+  readonly text: string;
+  readonly expect: readonly Expected[];
+  readonly absent?: readonly string[];
+  readonly family?: readonly Expected[];
+}
+
+const TABLE = (
+  JSON.parse(readFileSync(new URL('./extract-cases.json', import.meta.url), 'utf8')) as { cases: Case[] }
+).cases;
+
+function check(found: readonly ExtractedFinding[], want: Expected, where: string): void {
+  const match = found.find((f) => f.name === want.name && f.text === want.text);
+  if (match === undefined) {
+    const seen = found.map((f) => `${f.name} "${f.text}"`).join(', ');
+    throw new Error(`${where}: no ${want.name} "${want.text}" among [${seen}]`);
+  }
+  const got: Record<string, unknown> = { name: match.name, text: match.text };
+  const exp: Record<string, unknown> = { name: want.name, text: want.text };
+  if (want.kind !== undefined) [got['kind'], exp['kind']] = [match.kind, want.kind];
+  if (want.present !== undefined) [got['present'], exp['present']] = [match.present, want.present];
+  if (want.certainty !== undefined) [got['certainty'], exp['certainty']] = [match.certainty, want.certainty];
+  if (want.value !== undefined) [got['value'], exp['value']] = [round2(match.value), round2(want.value)];
+  if (want.valueHigh !== undefined) [got['valueHigh'], exp['valueHigh']] = [match.valueHigh, want.valueHigh];
+  if (want.unit !== undefined) [got['unit'], exp['unit']] = [match.unit ?? null, want.unit];
+  if (want.written !== undefined) [got['written'], exp['written']] = [match.written, want.written];
+  if (want.converted !== undefined) [got['converted'], exp['converted']] = [match.converted, want.converted];
+  if (want.implausible !== undefined)
+    [got['implausible'], exp['implausible']] = [match.implausible !== undefined, want.implausible];
+  if (want.unitInferred !== undefined)
+    [got['unitInferred'], exp['unitInferred']] = [match.unitInferred === true, want.unitInferred];
+  expect({ where, ...got }).toEqual({ where, ...exp });
+}
+
+const round2 = (v: number | undefined): number | undefined =>
+  v === undefined ? undefined : Math.round(v * 100) / 100;
+
+describe('the rule pass over the case table', () => {
+  it('holds a table worth the name', () => {
+    expect(TABLE.length).toBeGreaterThanOrEqual(50);
+    expect(new Set(TABLE.map((c) => c.id)).size).toBe(TABLE.length);
+  });
+
+  it.each(TABLE.map((c) => [c.id, c] as const))('%s', (_id, c) => {
+    const result = extractRuleFindings(c.text);
+    for (const f of [...result.findings, ...result.family]) {
+      expect(c.text.slice(f.start, f.end)).toBe(f.text);
+      expect(f.source).toBe('rules');
+      expect(f.certainty).toBeGreaterThan(0);
+      expect(f.certainty).toBeLessThanOrEqual(1);
+    }
+    for (const want of c.expect) check(result.findings, want, c.id);
+    for (const name of c.absent ?? []) expect(result.findings.map((f) => f.name)).not.toContain(name);
+    for (const want of c.family ?? []) check(result.family, want, `${c.id} (family)`);
+    if (c.family === undefined) expect(result.family).toEqual([]);
+  });
+});
+
+describe('what the table cannot show', () => {
+  it('keeps spans exact in decomposed (NFD) input, accents included', () => {
+    const text = 'Bệnh nhân không sốt, nhiệt độ 37 độ.'.normalize('NFD');
+    const { findings } = extractRuleFindings(text);
+    const fever = findings.find((f) => f.name === 'fever')!;
+    expect(fever.present).toBe(false);
+    expect(fever.text).toBe('sốt'.normalize('NFD'));
+    expect(text.slice(fever.end)).toMatch(/^,/);
+    const temperature = findings.find((f) => f.name === 'temperature')!;
+    expect(temperature.text.normalize('NFC')).toBe('nhiệt độ 37 độ');
+  });
+
+  it('folds case, diacritics and compatibility forms onto the input offsets', () => {
+    const f = foldText('Sốt 39℃  HA');
+    expect(f.folded).toBe('sot 39°c ha');
+    // ℃ folds to two units that both point at the one input character.
+    expect(f.starts[6]).toBe(6);
+    expect(f.ends[7]).toBe(7);
+  });
+
+  it('reads numbers written the Vietnamese and the English way', () => {
+    expect(parseNumber('37,5')).toBe(37.5);
+    expect(parseNumber('37.5')).toBe(37.5);
+    expect(parseNumber('150.000', true)).toBe(150_000);
+    expect(parseNumber('150,000', true)).toBe(150_000);
+    expect(parseNumber('1.250.000')).toBe(1_250_000);
+    expect(parseNumber('1.234,5')).toBe(1234.5);
+    expect(parseNumber('12.5', true)).toBe(12.5);
+  });
+
+  it('converts glucose and creatinine with factors from molar masses', () => {
+    expect(GLUCOSE_MG_DL_PER_MMOL_L).toBeCloseTo(18.016, 3);
+    expect(CREATININE_UMOL_L_PER_MG_DL).toBeCloseTo(88.4, 1);
+    const [mmol] = extractMeasurements('glucose 5.5 mmol/L');
+    expect(mmol!.converted).toEqual({ value: 99, unit: 'mg/dL' });
+    const [mg] = extractMeasurements('glucose 126 mg/dL');
+    expect(mg!.converted).toEqual({ value: 7, unit: 'mmol/L' });
+  });
+
+  it('gives a flagged reading a message that says why and keeps it out of the plausible ones', () => {
+    const [reading] = extractMeasurements('SpO2 120%');
+    expect(reading!.implausible).toMatch(/oxygen saturation 120 % is outside the possible 20-100 %/);
+    expect(extractMeasurements('SpO2 99%')[0]!.implausible).toBeUndefined();
+  });
+
+  it('does not flag a weak one-letter label reading that is simply not a vital', () => {
+    // "T2" (a vertebra) and "P 0.05" are not a temperature or a pulse.
+    expect(extractMeasurements('Xẹp đốt sống T 12, P 0.05.')).toEqual([]);
+  });
+
+  it('reads a reading and the symptom in its label both ("sốt 39 độ")', () => {
+    const { findings } = extractRuleFindings('Sốt 39 độ.');
+    expect(findings.map((f) => [f.name, f.text])).toEqual([
+      ['fever', 'Sốt'],
+      ['temperature', 'Sốt 39 độ'],
+    ]);
+  });
+
+  it('takes a lexicon from the caller (the knowledge base), diacritics optional', () => {
+    const lexicon = [{ name: 'pneumonia', kind: 'sign' as const, terms: ['viêm phổi', 'pneumonia'] }];
+    const { findings } = extractRuleFindings('Nghĩ nhiều viêm phổi; possible pneumonia; khong viem phoi', {
+      lexicon,
+    });
+    expect(findings.map((f) => [f.text, f.present, f.certainty])).toEqual([
+      ['viêm phổi', true, 0.75],
+      ['pneumonia', true, 0.5],
+      ['viem phoi', false, 1],
+    ]);
+  });
+
+  it('reads the knowledge base’s features and synonyms, findings carrying the feature id', async () => {
+    const kb = await loadKnowledgeBase(
+      fileURLToPath(new URL('../../services/reasoning/kb/primary-care', import.meta.url)),
+    );
+    if (!kb.ok) throw new Error('the shipped primary-care base does not load');
+    const lexicon = [...lexiconFromFeatures(kb.knowledgeBase.features), ...BASE_LEXICON];
+    expect(lexicon.some((e) => e.kind === 'vital' || e.kind === 'lab')).toBe(false);
+    const text = 'Sốt cao 3 ngày, không ho, nổi ban; denies shortness of breath. HA 90/60.';
+    const { findings } = extractRuleFindings(text, { lexicon });
+    const byText = new Map(findings.map((f) => [f.text, f]));
+    expect(byText.get('Sốt cao')).toMatchObject({ feature: 'fever', present: true });
+    expect(byText.get('ho')).toMatchObject({ feature: 'cough', present: false });
+    expect(byText.get('shortness of breath')).toMatchObject({ feature: 'dyspnea', present: false });
+    expect(byText.get('nổi ban')).toMatchObject({ feature: 'rash', name: 'skin rash' });
+    // Vitals still come from the value rules, without a feature id.
+    expect(byText.get('HA 90/60')).toMatchObject({ kind: 'vital' });
+    expect(byText.get('HA 90/60')!.feature).toBeUndefined();
+  });
+
+  it('runs in well under a millisecond per sentence', () => {
+    const text = TABLE.map((c) => c.text).join(' ');
+    const started = performance.now();
+    for (let i = 0; i < 5; i++) extractRuleFindings(text);
+    expect((performance.now() - started) / 5).toBeLessThan(TABLE.length * 2);
+  });
+});
