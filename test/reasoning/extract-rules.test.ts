@@ -179,10 +179,12 @@ describe('what the table cannot show', () => {
     expect(byText.get('HA 90/60')!.feature).toBeUndefined();
   });
 
-  it('runs in well under a millisecond per sentence', () => {
+  it('reads the whole table (about 3 KB of text) in a few milliseconds', () => {
     const text = TABLE.map((c) => c.text).join(' ');
+    extractRuleFindings(text);
     const started = performance.now();
     for (let i = 0; i < 5; i++) extractRuleFindings(text);
-    expect((performance.now() - started) / 5).toBeLessThan(TABLE.length * 2);
+    // About 6 ms here; the bound leaves room for a busy machine and catches a quadratic regression.
+    expect((performance.now() - started) / 5).toBeLessThan(60);
   });
 });

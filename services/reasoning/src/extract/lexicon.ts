@@ -4,7 +4,7 @@
  * knowledge base's synonyms can be added with `lexiconFromFeatures`. Words only: no numbers here.
  */
 import type { KbFeature } from '../domain/types.js';
-import { findTerm, keepLongest, type Span } from './terms.js';
+import { findTerm, keepLongest, possibleTerms, type Span } from './terms.js';
 import type { FoldedText } from './text.js';
 import type { ExtractedKind, LexiconEntry } from './types.js';
 
@@ -260,9 +260,11 @@ export function matchLexicon(
   blockers: readonly string[] = LEXICON_BLOCKERS,
 ): LexiconMatch[] {
   const candidates: (LexiconMatch & { blocker: boolean })[] = [];
+  const possible = possibleTerms(text);
   for (const entry of lexicon) {
     const id = entry.id === undefined ? {} : { id: entry.id };
     for (const term of entry.terms) {
+      if (!possible(term)) continue;
       for (const at of findTerm(text, term))
         candidates.push({
           start: at.start,

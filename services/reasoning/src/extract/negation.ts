@@ -18,7 +18,7 @@
  * Certainty values (`CERTAINTY`) are a modelling choice of this extractor, not clinical numbers:
  * three levels, as ConText's definite / probable / possible existence.
  */
-import { findTerm, keepLongest, type Span } from './terms.js';
+import { findTerm, keepLongest, possibleTerms, type Span } from './terms.js';
 import { foldText, sourceRange, wordCount, writtenMatches, type FoldedText } from './text.js';
 import type { ExtractedFinding, FindingCue } from './types.js';
 
@@ -528,8 +528,10 @@ export function findCues(input: string | FoldedText): Cue[] {
       ),
     );
   }
+  const possible = possibleTerms(text);
   for (const def of CUE_DEFINITIONS) {
     for (const term of def.terms) {
+      if (!possible(term)) continue;
       for (const at of findTerm(text, term))
         candidates.push(cueOf(def, at, text.source.slice(at.start, at.end)));
     }
@@ -576,9 +578,12 @@ export function contextOf(
   let historical = false;
   let family = false;
   const acting: FindingCue[] = [];
-  for (const cue of cues) {
+  // Only the cues of the finding's sentence (and those touching it, as a `?`) can reach it.
+  const { start: lo, end: hi } = sentenceOf(source, span);
+  const near = cues.filter((c) => c.end >= lo && c.start <= hi);
+  for (const cue of near) {
     if (!isScoped(cue.category)) continue;
-    if (!reaches(source, cue, span, cues)) continue;
+    if (!reaches(source, cue, span, near)) continue;
     switch (cue.category) {
       case 'negation':
         present = false;
@@ -607,6 +612,16 @@ function isScoped(category: CueCategory): category is Scoped {
 
 /** A sentence end: `.` not inside a number, `;`, `!`, `?`, or a line break not opening a bullet. */
 const SENTENCE_END = /[;!?]|\.(?!\d)|\n(?![ \t]*[-*•+])/u;
+const SENTENCE_ENDS = new RegExp(SENTENCE_END.source, 'gu');
+
+/** The sentence around a span: from after the last sentence end before it to the next one after. */
+function sentenceOf(source: string, span: Span): Span {
+  let start = 0;
+  for (const m of source.slice(0, span.start).matchAll(SENTENCE_ENDS)) start = m.index + m[0].length;
+  const after = SENTENCE_END.exec(source.slice(span.end));
+  return { start, end: after === null ? source.length : span.end + after.index };
+}
+
 /** A list break: a comma, or a line break that opens a bullet. */
 const LIST_BREAK = /,|\n(?=[ \t]*[-*•+])/u;
 

@@ -40,10 +40,17 @@ type Draft = Omit<ExtractedFinding, 'text' | 'start' | 'end' | 'source' | 'prese
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
+const labelPatterns = new WeakMap<readonly string[], RegExp>();
+
 /** Labels as one alternation, longest first, on word boundaries (a digit may follow: `HA140/90`). */
 function labelPattern(labels: readonly string[]): RegExp {
-  const alts = [...labels].sort((a, b) => b.length - a.length).map(escape);
-  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${alts.join('|')})(?![\\p{L}])`, 'gu');
+  let pattern = labelPatterns.get(labels);
+  if (pattern === undefined) {
+    const alts = [...labels].sort((a, b) => b.length - a.length).map(escape);
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alts.join('|')})(?![\\p{L}])`, 'gu');
+    labelPatterns.set(labels, pattern);
+  }
+  return pattern;
 }
 
 /** Words that may stand between a label and its value (`sốt cao 39`, `mạch nhanh 120`, `glucose lúc đói 7`). */

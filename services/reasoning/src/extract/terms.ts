@@ -41,6 +41,19 @@ export function findTerm(text: FoldedText, term: string): TermOccurrence[] {
   return found;
 }
 
+/**
+ * A quick test of whether a term can occur in the text at all: its first word must be one of the
+ * text's words (terms that start with punctuation always pass). Saves scanning for the many terms
+ * of a list that cannot be there.
+ */
+export function possibleTerms(text: FoldedText): (term: string) => boolean {
+  const words = new Set(text.folded.match(/[\p{L}\p{N}]+/gu) ?? []);
+  return (term) => {
+    const first = /^[\p{L}\p{N}]+/u.exec(foldTerm(term));
+    return first === null || words.has(first[0]);
+  };
+}
+
 /** Longest first, then leftmost: keeps the items that overlap none kept before them. */
 export function keepLongest<T extends Span>(items: readonly T[]): T[] {
   const ordered = [...items].sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);

@@ -83,9 +83,17 @@ export function foldText(source: string): FoldedText {
   return { source, folded, starts, ends };
 }
 
-/** A term's folded form (trimmed). */
+const foldedTerms = new Map<string, string>();
+
+/** A term's folded form (trimmed); remembered, as term lists are folded on every text. */
 export function foldTerm(term: string): string {
-  return foldText(term).folded.trim();
+  let folded = foldedTerms.get(term);
+  if (folded === undefined) {
+    folded = foldText(term).folded.trim();
+    if (foldedTerms.size >= 20_000) foldedTerms.clear();
+    foldedTerms.set(term, folded);
+  }
+  return folded;
 }
 
 /** The input range of the folded range [start, end). */
