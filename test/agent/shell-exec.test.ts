@@ -288,8 +288,12 @@ describe('allowed commands run', () => {
     await expect(pending).rejects.toThrow();
     // Well before its 2 s deadline.
     await waitUntil(() => sleepers(marker).length === 0, 1000);
-    const last = agent.logs.filter((l) => l['msg'] === 'shell attempt').at(-1)!['shell'];
-    expect(last).toMatchObject({ outcome: 'failed', reason: 'aborted', program: 'sleep' });
+    // The attempt is logged once the killed child has closed, which may come just after it is gone.
+    const lastAttempt = (): Record<string, unknown> | undefined =>
+      agent.logs.filter((l) => l['msg'] === 'shell attempt').at(-1)?.['shell'] as
+        Record<string, unknown> | undefined;
+    await waitUntil(() => lastAttempt()?.['program'] === 'sleep', 1000);
+    expect(lastAttempt()).toMatchObject({ outcome: 'failed', reason: 'aborted', program: 'sleep' });
   });
 
   it('the output cap truncates stdout and flags it', async () => {
