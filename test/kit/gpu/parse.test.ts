@@ -21,6 +21,23 @@ describe('parseNvidiaSmiCsv on recorded outputs', () => {
     expect(parseNvidiaSmiCsv(fixture('h100-80gb-hbm3.txt'))).toEqual(expected);
   });
 
+  it('reads a real capture from an idle H200 (driver 580, CUDA 13): reserved memory is neither used nor free', () => {
+    expect(parseNvidiaSmiCsv(fixture('h200-real-capture.txt'))).toEqual([
+      {
+        index: 0,
+        uuid: 'GPU-bbd84413-b2ff-1cc6-bb46-307fbef9cd90',
+        name: 'NVIDIA H200',
+        memoryTotalMb: 143771,
+        memoryUsedMb: 0,
+        memoryFreeMb: 143156,
+        utilizationPercent: 0,
+        temperatureCelsius: 39,
+        powerDrawWatts: 82.21,
+        powerLimitWatts: 700,
+      },
+    ]);
+  });
+
   it('reads two L4s in index order', () => {
     const gpus = parseNvidiaSmiCsv(fixture('l4-x2.txt'));
     expect(gpus.map((gpu) => [gpu.index, gpu.name, gpu.memoryUsedMb, gpu.utilizationPercent])).toEqual([
