@@ -13,42 +13,122 @@ import { condition, link, SYNTHETIC_SOURCE } from './kb-helpers.js';
 
 const PRIMARY_CARE = fileURLToPath(new URL('../../services/reasoning/kb/primary-care/', import.meta.url));
 
-describe('the shipped primary-care definitions', () => {
-  it('load without a problem, every condition reported not scorable (no sourced prior yet)', async () => {
+/** The conditions the base scores (README "State"); each has its prior and at least 3 sourced links. */
+const SCORABLE = [
+  'acute_appendicitis',
+  'bacterial_meningitis',
+  'covid19',
+  'dengue',
+  'hand_foot_mouth_disease',
+  'heart_failure',
+  'ischaemic_stroke',
+  'migraine',
+  'pulmonary_embolism',
+  'scrub_typhus',
+];
+const UNIFORM_PRIOR = 'primary-care-uniform-prior';
+const LEAK_DEFAULT = 'primary-care-leak-default';
+
+describe('the shipped primary-care base', () => {
+  it('loads without a problem, scoring exactly the conditions with a prior and sourced links', async () => {
     const result = await loadKnowledgeBase(PRIMARY_CARE);
     expect(result.problems).toEqual([]);
     if (!result.ok) return;
     const { knowledgeBase, report } = result;
-    expect(knowledgeBase.conditions).toEqual([]);
-    expect(knowledgeBase.links).toEqual([]);
-    expect(report.conditions.scorable).toBe(0);
-    expect(report.conditions.notScorable.length).toBe(report.conditions.defined);
+    expect(knowledgeBase.conditions.map((c) => c.id).sort()).toEqual(SCORABLE);
+    expect(report.conditions.scorable).toBe(SCORABLE.length);
+    expect(report.conditions.withoutLinks).toEqual([]);
+    expect(report.conditions.notScorable).toHaveLength(report.conditions.defined - SCORABLE.length);
     expect(report.conditions.notScorable.every((c) => c.reason === 'no sourced prior')).toBe(true);
     expect(report.conditions.notScorable.map((c) => c.id)).toEqual(
       expect.arrayContaining([
-        'dengue',
         'pulmonary_tuberculosis',
         'pneumonia',
+        'influenza',
         'acute_myocardial_infarction',
       ]),
     );
-    expect(report.numbersBySource).toEqual({}); // no number shipped
-    expect(report.priorSum).toBe(0);
+    // Every scorable condition is described by at least 3 links.
+    for (const id of SCORABLE) {
+      expect(knowledgeBase.links.filter((l) => l.condition === id).length).toBeGreaterThanOrEqual(3);
+    }
+    // Links curated for conditions not yet scorable (influenza, AMI) are kept in the file, left out here.
+    expect(report.links.dropped).toBeGreaterThan(0);
+    expect(report.links.used + report.links.dropped).toBe(report.links.defined);
+    // Priors are the declared uniform modelling choice; the rest is "none of these".
+    expect(knowledgeBase.conditions.every((c) => c.prior === 0.05)).toBe(true);
+    expect(report.priorSum).toBeCloseTo(0.05 * SCORABLE.length, 10);
+    expect(report.priorSum).toBeLessThan(1);
+    expect(knowledgeBase.leak.default).toBe(0.05);
+    expect(knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
+    expect([...report.modellingChoices].sort()).toEqual([LEAK_DEFAULT, UNIFORM_PRIOR]);
   });
 
-  it('define conditions with ICD-10-CM codes and vi/en titles, features with HPO terms and vi/en words', async () => {
+  it('cites, for every number, a source of its kb.json; every clinical source has a citation and a url', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    const cited = new Set<string>();
+    for (const c of doc.conditions) {
+      if (c.prior === null) continue;
+      expect(c.prior_source).not.toBeNull();
+      expect(c.prior_locator).not.toBeNull();
+      cited.add(c.prior_source!);
+    }
+    for (const l of doc.links) {
+      expect(l.probability).not.toBeNull();
+      expect(l.source).not.toBeNull();
+      expect(l.locator).not.toBeNull(); // where in the source
+      expect(l.as_given).not.toBeNull(); // the source's own value (45/52, 87%)
+      cited.add(l.source!);
+    }
+    cited.add(doc.manifest!.leak!.source);
+    for (const id of cited) {
+      const source = sources.get(id);
+      expect(source).toBeDefined();
+      if (source!.kind === 'modelling-choice') {
+        // A default, not a measurement: it says so and says what was done.
+        expect(source!.citation).toMatch(/^ClinicalSuite modelling choice, not a clinical number/);
+      } else {
+        expect(['cohort', 'review', 'registry', 'guideline']).toContain(source!.kind);
+        expect(source!.url).toMatch(/^https:\/\//);
+        expect(source!.citation.length).toBeGreaterThan(40);
+      }
+    }
+    // No source is listed that nothing uses, apart from the ones the definitions cite in prose.
+    const definitional = new Set(['icd10cm-2026', 'who-icd10-2019', 'hpo-terms-2025-01-16']);
+    for (const id of sources.keys()) expect(cited.has(id) || definitional.has(id)).toBe(true);
+  });
+
+  it('keeps the as-given value consistent with the probability where the source gives a fraction', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const fractions = doc.links.filter((l) => /^\d+\/\d+/.test(l.as_given ?? ''));
+    expect(fractions.length).toBeGreaterThan(0);
+    for (const l of fractions) {
+      const [n, d] = l.as_given!.split(/[/ ]/).map(Number);
+      expect(l.probability).toBeCloseTo(n! / d!, 3);
+    }
+    // Single percentages: the probability is that percentage (or 0.999 for "all", with the reason).
+    for (const l of doc.links.filter((x) => /^\d+(\.\d+)?%$/.test(x.as_given ?? ''))) {
+      expect(l.probability).toBeCloseTo(Number(l.as_given!.slice(0, -1)) / 100, 6);
+    }
+    for (const l of doc.links.filter((x) => x.probability === 0.999)) expect(l.notes).toMatch(/0\.999/);
+  });
+
+  it('defines conditions with ICD-10-CM codes and vi/en titles, features with HPO terms and vi/en words', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const dengue = doc.conditions.find((c) => c.id === 'dengue');
     expect(dengue).toMatchObject({
       icd10: 'A90',
       title_en: 'Dengue fever',
       title_vi: 'Sốt xuất huyết Dengue',
+      prior: 0.05,
+      prior_source: UNIFORM_PRIOR,
     });
     expect(dengue?.notes).toContain('ICD-10-CM 2026 A90: Dengue fever [classical dengue]');
     for (const c of doc.conditions) {
       expect(c.icd10).toMatch(ICD10_PATTERN);
       expect(c.title_vi).not.toBeNull();
-      expect(c.prior).toBeNull();
+      expect(c.prior === null).toBe(!SCORABLE.includes(c.id));
     }
     const fever = doc.features.find((f) => f.id === 'fever');
     expect(fever).toMatchObject({ kind: 'symptom', label_en: 'Fever', label_vi: 'Sốt', hpo: 'HP:0001945' });
@@ -56,7 +136,7 @@ describe('the shipped primary-care definitions', () => {
     expect(doc.features.every((f) => f.label_vi !== null)).toBe(true);
   });
 
-  it('become scorable condition by condition once a curator adds a prior with its source (SYNTHETIC numbers)', async () => {
+  it('lets a curator make one more condition scorable by adding its prior (SYNTHETIC numbers)', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const manifest = {
       ...doc.manifest!,
@@ -64,10 +144,9 @@ describe('the shipped primary-care definitions', () => {
         ...doc.manifest!.sources,
         { id: SYNTHETIC_SOURCE, kind: 'cohort' as const, citation: 'synthetic' },
       ],
-      leak: { default: 0.01, source: SYNTHETIC_SOURCE },
     };
     const conditions = doc.conditions.map((c) =>
-      c.id === 'dengue'
+      c.id === 'malaria'
         ? condition({ ...c, prior: 0.05, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
         : c,
     );
@@ -75,38 +154,52 @@ describe('the shipped primary-care definitions', () => {
       ...doc,
       manifest,
       conditions,
-      links: [link({ condition: 'dengue', feature: 'fever', probability: 0.9 })],
+      links: [...doc.links, link({ condition: 'malaria', feature: 'fever', probability: 0.9 })],
     });
     expect(result.problems).toEqual([]);
     if (!result.ok) return;
-    expect(result.knowledgeBase.conditions.map((c) => c.id)).toEqual(['dengue']);
-    expect(result.report.conditions.notScorable).toHaveLength(doc.conditions.length - 1);
-    // Merged with an HPO-keyed base, the primary-care feature absorbs the HPO feature of the same term.
+    expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual([...SCORABLE, 'malaria'].sort());
+    expect(result.report.priorSum).toBeCloseTo(0.05 * (SCORABLE.length + 1), 10);
+  });
+
+  it('merges with an HPO-keyed base: the primary-care feature absorbs the HPO feature of the same term', async () => {
+    const primary = await loadKnowledgeBase(PRIMARY_CARE);
+    if (!primary.ok) throw new Error(JSON.stringify(primary.problems));
+    const doc = await readKbDocument(PRIMARY_CARE);
     const hpoBase = validateKb({
-      manifest: { ...manifest, id: 'hpo-like' },
+      manifest: {
+        ...doc.manifest!,
+        id: 'hpo-like',
+        sources: [{ id: SYNTHETIC_SOURCE, kind: 'cohort' as const, citation: 'synthetic' }],
+        leak: { default: 0.01, source: SYNTHETIC_SOURCE },
+      },
       conditions: [condition({ id: 'OMIM:1', prior: 0.00001 })],
       features: [{ ...doc.features.find((f) => f.id === 'fever')!, id: 'HP:0001945', synonyms_vi: [] }],
       links: [link({ condition: 'OMIM:1', feature: 'HP:0001945', probability: 0.5 })],
     });
     if (!hpoBase.ok) throw new Error(JSON.stringify(hpoBase.problems));
     const merged = mergeKnowledgeBases([
-      { label: 'primary-care', knowledgeBase: result.knowledgeBase },
+      { label: 'primary-care', knowledgeBase: primary.knowledgeBase },
       { label: 'hpo', knowledgeBase: hpoBase.knowledgeBase },
     ]);
-    expect(merged.ok && merged.knowledgeBase.features.find((f) => f.id === 'fever')?.synonyms).toEqual([
+    expect(merged.problems).toEqual([]);
+    if (!merged.ok) return;
+    expect(merged.knowledgeBase.features.find((f) => f.id === 'fever')?.synonyms).toEqual([
       'Hyperthermia',
       'Pyrexia',
       'sốt cao',
       'nóng sốt',
       'phát sốt',
     ]);
-    expect(merged.ok && merged.knowledgeBase.links.map((l) => `${l.condition}:${l.feature}`)).toEqual([
-      'dengue:fever',
-      'OMIM:1:fever',
-    ]);
+    const feverLinks = merged.knowledgeBase.links
+      .filter((l) => l.feature === 'fever')
+      .map((l) => l.condition);
+    expect(feverLinks).toEqual(expect.arrayContaining(['dengue', 'covid19', 'OMIM:1']));
+    // The primary-care leak stays the default; the HPO base's own default is kept per feature.
+    expect(merged.knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
   });
 
-  it('merge with a real HPO import without a clash', async () => {
+  it('merges with a real HPO import without a clash, the priors still summing below 1', async () => {
     const fixtures = new URL('./kb-fixtures/hpo/', import.meta.url);
     const hpo = importHpo(
       readFileSync(new URL('phenotype-excerpt.hpoa', fixtures), 'utf8'),
@@ -120,7 +213,12 @@ describe('the shipped primary-care definitions', () => {
       { label: 'hpo', knowledgeBase: hpoBase.knowledgeBase },
     ]);
     expect(merged.problems).toEqual([]);
-    expect(merged.ok && merged.knowledgeBase.conditions).toHaveLength(7);
-    expect(merged.ok && merged.knowledgeBase.leak.source).toBe('clinicalsuite-leak-default');
+    if (!merged.ok) return;
+    expect(merged.knowledgeBase.conditions).toHaveLength(
+      SCORABLE.length + hpoBase.knowledgeBase.conditions.length,
+    );
+    expect(merged.knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
+    const priorSum = merged.knowledgeBase.conditions.reduce((s, c) => s + c.prior, 0);
+    expect(priorSum).toBeLessThan(1);
   });
 });
