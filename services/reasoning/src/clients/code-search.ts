@@ -1,0 +1,155 @@
+/**
+ * The code search service (services/codesearch) as the reasoning engine uses it: a finding's words
+ * to ICD-10-CM codes (`POST /search` with `code_types: ['ICD10']`) and a diagnosis code to its
+ * title (`GET /codes/ICD10/<code>`). Every failure is a `CodeSearchUnavailable` whose message says
+ * why; the pipeline turns it into a warning, never a failed request.
+ */
+
+export interface CodeHit {
+  readonly code: string;
+  readonly system: 'ICD-10-CM';
+  readonly title: string;
+  readonly score: number;
+}
+
+export interface CodeSearchOptions {
+  readonly baseUrl: string;
+  readonly token?: string;
+  readonly timeoutMs: number;
+  readonly topK: number;
+}
+
+export class CodeSearchUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CodeSearchUnavailable';
+  }
+}
+
+interface SearchBody {
+  readonly results?: readonly { code?: unknown; title?: unknown; title_en?: unknown; score?: unknown }[];
+}
+
+interface DetailBody {
+  readonly code?: unknown;
+  readonly title_en?: unknown;
+  readonly title?: unknown;
+}
+
+export class CodeSearchClient {
+  readonly baseUrl: string;
+  /** Titles of diagnosis codes already looked up (the code sets change only with a new import). */
+  readonly #titles = new Map<string, string | null>();
+
+  constructor(private readonly options: CodeSearchOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+  }
+
+  /** ICD-10-CM codes for a finding's words, best first. */
+  async search(query: string, signal: AbortSignal): Promise<CodeHit[]> {
+    const body = (await this.#request(
+      '/search',
+      {
+        method: 'POST',
+        body: JSON.stringify({ query, code_types: ['ICD10'], top_k: this.options.topK }),
+      },
+      signal,
+    )) as SearchBody | null;
+    const results: unknown = body?.results;
+    if (!Array.isArray(results)) throw new CodeSearchUnavailable('code search answered without `results`');
+    return (results as NonNullable<SearchBody['results']>).flatMap((r) =>
+      typeof r.code === 'string' && typeof r.score === 'number'
+        ? [
+            {
+              code: r.code,
+              system: 'ICD-10-CM' as const,
+              title:
+                typeof r.title_en === 'string' ? r.title_en : typeof r.title === 'string' ? r.title : r.code,
+              score: r.score,
+            },
+          ]
+        : [],
+    );
+  }
+
+  /** The English title of an ICD-10-CM code; null when the code search does not hold it. */
+  async title(code: string, signal: AbortSignal): Promise<string | null> {
+    if (this.#titles.has(code)) return this.#titles.get(code) ?? null;
+    const body = (await this.#request(
+      `/codes/ICD10/${encodeURIComponent(code)}`,
+      { method: 'GET' },
+      signal,
+      true,
+    )) as DetailBody | null;
+    const title =
+      body === null
+        ? null
+        : typeof body.title_en === 'string'
+          ? body.title_en
+          : typeof body.title === 'string'
+            ? body.title
+            : null;
+    this.#titles.set(code, title);
+    return title;
+  }
+
+  async #request(
+    path: string,
+    init: RequestInit,
+    signal: AbortSignal,
+    notFoundIsNull = false,
+  ): Promise<unknown> {
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        ...init,
+        headers: {
+          accept: 'application/json',
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(this.options.token === undefined ? {} : { authorization: `Bearer ${this.options.token}` }),
+        },
+        signal: AbortSignal.any([signal, timeout]),
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const why = timeout.aborted
+        ? `no answer within ${this.options.timeoutMs} ms`
+        : error instanceof Error
+          ? error.cause instanceof Error
+            ? error.cause.message
+            : error.message
+          : String(error);
+      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} is unreachable: ${why}`, {
+        cause: error,
+      });
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} broke off its answer`, {
+        cause: error,
+      });
+    }
+    if (notFoundIsNull && res.status === 404) return null;
+    if (!res.ok) {
+      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} answered ${res.status}${detail(text)}`);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} answered something other than JSON`);
+    }
+  }
+}
+
+function detail(text: string): string {
+  try {
+    const body = JSON.parse(text) as { detail?: unknown };
+    return typeof body.detail === 'string' ? `: ${body.detail}` : '';
+  } catch {
+    return '';
+  }
+}

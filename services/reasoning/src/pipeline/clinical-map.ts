@@ -1,0 +1,407 @@
+/**
+ * The clinical map (layer 2, with the code lookup): findings as the extractor and the client
+ * give them, turned into the knowledge base's features.
+ *
+ * - An extracted symptom, sign or history item maps by the feature id its lexicon entry carries
+ *   (the rule pass's lexicon is built from the base's features), else by its normalised name or its
+ *   words against the features' ids, labels and synonyms (case and diacritics folded).
+ * - A measured vital or lab maps to the base's feature for the abnormality it defines (temperature
+ *   → fever, systolic pressure → hypotension, …) by the published cut-offs below, each with its
+ *   source; a reading that does not meet the cut-off is that feature absent. A cut-off applies only
+ *   where the base holds the feature (by HPO term, else by id). Implausible readings are not used.
+ * - A structured finding names a feature by id or by one of its labels or synonyms (en/vi); an
+ *   unknown name is a 422 listing close matches.
+ * - Demographics become findings only where the base has a demographic feature for them (sex:
+ *   a feature labelled male/female); otherwise they are reported as not used.
+ *
+ * Pure: no I/O, no clock.
+ */
+import { ValidationError, type FieldIssue } from '@clinicalsuite/kit';
+import type { Finding, KbFeature } from '../domain/types.js';
+import type { ExtractedFinding } from '../extract/index.js';
+import { foldTerm } from '../extract/text.js';
+
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/** A finding the engine scores, as the response lists it (codes are added by the code lookup). */
+export interface MappedFinding {
+  readonly feature: string;
+  readonly label_en: string;
+  readonly label_vi: string | null;
+  readonly present: boolean;
+  readonly certainty: number;
+  readonly origin: 'rules' | 'llm' | 'structured';
+  readonly span: Span | null;
+  readonly value: number | null;
+  readonly unit: string | null;
+  /** The words the code lookup searches for (the span, else the English label). */
+  readonly query: string;
+}
+
+export interface Unmapped {
+  readonly text: string;
+  readonly span: Span;
+  /** Why it was not used (implausible value, no such feature in the base). */
+  readonly reason: string;
+}
+
+export interface StructuredInput {
+  readonly feature: string;
+  readonly present: boolean;
+  readonly certainty: number;
+}
+
+/** A published cut-off that turns a measurement into a feature's presence. */
+export interface Threshold {
+  /** The extractor's measurement name. */
+  readonly measurement: string;
+  readonly unit: string;
+  /** The abnormality, by HPO term (and a conventional id where the base has no HPO terms). */
+  readonly hpo: string;
+  readonly id: string;
+  readonly above: boolean;
+  /** Present when value > limit (above) or value < limit (below); `inclusive` adds equality. */
+  readonly limit: number;
+  readonly inclusive: boolean;
+  readonly source: string;
+}
+
+const SIRS =
+  'Bone RC, Balk RA, Cerra FB, et al. Definitions for sepsis and organ failure and guidelines for the use of innovative therapies in sepsis. ACCP/SCCM Consensus Conference. Chest. 1992;101(6):1644-1655';
+
+/** The cut-offs, each from its source (README.md lists them too). */
+export const THRESHOLDS: readonly Threshold[] = [
+  {
+    measurement: 'temperature',
+    unit: '°C',
+    hpo: 'HP:0001945',
+    id: 'fever',
+    above: true,
+    limit: 38,
+    inclusive: true,
+    source:
+      'CDC, Definitions of Symptoms for Reportable Illnesses (2017): fever is a measured temperature of 100.4 °F [38 °C] or greater',
+  },
+  {
+    measurement: 'heart rate',
+    unit: 'bpm',
+    hpo: 'HP:0001649',
+    id: 'tachycardia',
+    above: true,
+    limit: 100,
+    inclusive: false,
+    source: 'American Heart Association, Tachycardia: Fast Heart Rate: a heart rate over 100 beats a minute',
+  },
+  {
+    measurement: 'respiratory rate',
+    unit: '/min',
+    hpo: 'HP:0002789',
+    id: 'tachypnea',
+    above: true,
+    limit: 20,
+    inclusive: false,
+    source: `${SIRS}: respiratory rate > 20 breaths/min`,
+  },
+  {
+    measurement: 'systolic blood pressure',
+    unit: 'mmHg',
+    hpo: 'HP:0002615',
+    id: 'hypotension',
+    above: false,
+    limit: 90,
+    inclusive: false,
+    source: `${SIRS}: hypotension, a systolic blood pressure < 90 mmHg`,
+  },
+  {
+    measurement: 'oxygen saturation',
+    unit: '%',
+    hpo: 'HP:0012418',
+    id: 'hypoxemia',
+    above: false,
+    limit: 90,
+    inclusive: false,
+    source: 'WHO, Oxygen therapy for children (2016): hypoxaemia, an SpO2 below 90%',
+  },
+  {
+    measurement: 'platelet count',
+    unit: '10^9/L',
+    hpo: 'HP:0001873',
+    id: 'thrombocytopenia',
+    above: false,
+    limit: 150,
+    inclusive: false,
+    source:
+      'Gauer RL, Braun MM. Thrombocytopenia. Am Fam Physician. 2012;85(6):612-622: a platelet count below 150 × 10^3 per µL',
+  },
+  {
+    measurement: 'white blood cell count',
+    unit: '10^9/L',
+    hpo: 'HP:0001974',
+    id: 'leukocytosis',
+    above: true,
+    limit: 12,
+    inclusive: false,
+    source: `${SIRS}: white blood cell count > 12,000/mm3`,
+  },
+  {
+    measurement: 'white blood cell count',
+    unit: '10^9/L',
+    hpo: 'HP:0001882',
+    id: 'leukopenia',
+    above: false,
+    limit: 4,
+    inclusive: false,
+    source: `${SIRS}: white blood cell count < 4,000/mm3`,
+  },
+];
+
+const SEX_TERMS: Readonly<Record<'male' | 'female', readonly string[]>> = {
+  male: ['male', 'nam', 'man', 'men'],
+  female: ['female', 'nu', 'woman', 'women'],
+};
+
+export interface CloseMatch {
+  readonly feature: string;
+  readonly label_en: string;
+}
+
+/** The base's features by every name they go by (folded), for mapping and close matches. */
+export class FeatureIndex {
+  readonly #byTerm = new Map<string, string>();
+  readonly #byHpo = new Map<string, string>();
+  readonly #terms: { folded: string; feature: string }[] = [];
+
+  constructor(readonly features: ReadonlyMap<string, KbFeature>) {
+    for (const f of features.values()) {
+      if (f.hpo !== null && !this.#byHpo.has(f.hpo)) this.#byHpo.set(f.hpo, f.id);
+      const names = [
+        f.id,
+        f.id.replace(/_/g, ' '),
+        f.label_en,
+        ...(f.label_vi === null ? [] : [f.label_vi]),
+        ...f.synonyms,
+      ];
+      for (const name of names) {
+        const folded = foldTerm(name);
+        if (folded === '') continue;
+        if (!this.#byTerm.has(folded)) {
+          this.#byTerm.set(folded, f.id);
+          this.#terms.push({ folded, feature: f.id });
+        }
+      }
+    }
+  }
+
+  /** The feature named exactly (id first, then labels and synonyms, folded). */
+  lookup(name: string): KbFeature | undefined {
+    const direct = this.features.get(name);
+    if (direct !== undefined) return direct;
+    const id = this.#byTerm.get(foldTerm(name));
+    return id === undefined ? undefined : this.features.get(id);
+  }
+
+  byHpoOrId(hpo: string, id: string): KbFeature | undefined {
+    const viaHpo = this.#byHpo.get(hpo);
+    return this.features.get(viaHpo ?? id);
+  }
+
+  /** Features whose names are closest to `name` (edit distance, containment), at most `limit`. */
+  closeMatches(name: string, limit = 5): CloseMatch[] {
+    const query = foldTerm(name);
+    if (query === '') return [];
+    const best = new Map<string, number>();
+    for (const { folded, feature } of this.#terms) {
+      let score = similarity(query, folded);
+      if (query.length >= 3 && (folded.includes(query) || query.includes(folded)))
+        score = Math.max(score, 0.75);
+      if (score < 0.5) continue;
+      if ((best.get(feature) ?? 0) < score) best.set(feature, score);
+    }
+    return [...best.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, limit)
+      .map(([feature]) => ({ feature, label_en: this.features.get(feature)?.label_en ?? feature }));
+  }
+
+  /** A demographic feature for a sex, if the base has one. */
+  sexFeature(sex: 'male' | 'female'): KbFeature | undefined {
+    for (const term of SEX_TERMS[sex]) {
+      const f = this.lookup(term);
+      if (f?.kind === 'demographic') return f;
+    }
+    return undefined;
+  }
+}
+
+/** 1 − Levenshtein distance / longer length. */
+function similarity(a: string, b: string): number {
+  if (a === b) return 1;
+  const longer = Math.max(a.length, b.length);
+  if (longer === 0) return 1;
+  if (Math.abs(a.length - b.length) / longer > 0.5) return 0;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = row;
+  }
+  return 1 - (prev[b.length] ?? longer) / longer;
+}
+
+function spanOf(f: ExtractedFinding): Span {
+  return { start: f.start, end: f.end, text: f.text };
+}
+
+function mapped(
+  feature: KbFeature,
+  fields: Omit<MappedFinding, 'feature' | 'label_en' | 'label_vi' | 'query'> & { query?: string },
+): MappedFinding {
+  return {
+    feature: feature.id,
+    label_en: feature.label_en,
+    label_vi: feature.label_vi,
+    ...fields,
+    query: fields.query ?? fields.span?.text ?? feature.label_en,
+  };
+}
+
+function meets(t: Threshold, value: number): boolean {
+  if (t.above) return t.inclusive ? value >= t.limit : value > t.limit;
+  return t.inclusive ? value <= t.limit : value < t.limit;
+}
+
+export interface ExtractedMapping {
+  readonly findings: MappedFinding[];
+  readonly unmapped: Unmapped[];
+  readonly warnings: string[];
+}
+
+/** Extracted findings to features (see the module's comment). */
+export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedFinding[]): ExtractedMapping {
+  const findings: MappedFinding[] = [];
+  const unmapped: Unmapped[] = [];
+  const warnings: string[] = [];
+  for (const f of extracted) {
+    const span = spanOf(f);
+    const origin = f.source;
+    if (f.kind === 'vital' || f.kind === 'lab') {
+      if (f.implausible !== undefined) {
+        unmapped.push({ text: f.text, span, reason: `not used: ${f.implausible}` });
+        warnings.push(`"${f.text}" was not used: ${f.implausible}`);
+        continue;
+      }
+      const rules = THRESHOLDS.filter((t) => t.measurement === f.name);
+      if (rules.length > 0 && f.value !== undefined) {
+        let used = false;
+        for (const t of rules) {
+          const feature = index.byHpoOrId(t.hpo, t.id);
+          if (feature === undefined || f.unit !== t.unit) continue;
+          used = true;
+          findings.push(
+            mapped(feature, {
+              present: meets(t, f.value),
+              certainty: f.certainty,
+              origin,
+              span,
+              value: f.value,
+              unit: f.unit,
+            }),
+          );
+        }
+        if (!used)
+          unmapped.push({
+            text: f.text,
+            span,
+            reason: 'no feature of the knowledge base for this measurement',
+          });
+        continue;
+      }
+    }
+    if (f.kind === 'demographic' || f.kind === 'duration') {
+      const feature =
+        f.kind === 'demographic' && (f.name === 'male' || f.name === 'female')
+          ? index.sexFeature(f.name)
+          : undefined;
+      if (feature === undefined) {
+        unmapped.push({
+          text: f.text,
+          span,
+          reason: `no ${f.kind} feature in the knowledge base for ${f.name}`,
+        });
+      } else {
+        findings.push(
+          mapped(feature, { present: true, certainty: f.certainty, origin, span, value: null, unit: null }),
+        );
+      }
+      continue;
+    }
+    const feature =
+      (f.feature === undefined ? undefined : index.features.get(f.feature)) ??
+      index.lookup(f.name) ??
+      index.lookup(f.text);
+    if (feature === undefined) {
+      unmapped.push({ text: f.text, span, reason: `no feature of the knowledge base is named "${f.name}"` });
+      continue;
+    }
+    findings.push(
+      mapped(feature, {
+        present: f.present,
+        certainty: f.certainty,
+        origin,
+        span,
+        value: f.value ?? null,
+        unit: f.unit ?? null,
+      }),
+    );
+  }
+  return { findings, unmapped, warnings };
+}
+
+/** Structured findings to features; every unknown name at once as a 422 with close matches. */
+export function mapStructured(index: FeatureIndex, input: readonly StructuredInput[]): MappedFinding[] {
+  const issues: FieldIssue[] = [];
+  const out: MappedFinding[] = [];
+  input.forEach((s, i) => {
+    const feature = index.lookup(s.feature);
+    if (feature === undefined) {
+      const close = index.closeMatches(s.feature);
+      const listed =
+        close.length === 0
+          ? 'no close match'
+          : `close matches: ${close.map((c) => `${c.feature} (${c.label_en})`).join(', ')}`;
+      issues.push({
+        loc: ['body', 'findings', i, 'feature'],
+        msg: `unknown feature ${JSON.stringify(s.feature)}: not an id, label or synonym in the knowledge base; ${listed}`,
+        type: 'value_error.unknown_feature',
+      });
+      return;
+    }
+    out.push(
+      mapped(feature, {
+        present: s.present,
+        certainty: s.certainty,
+        origin: 'structured',
+        span: null,
+        value: null,
+        unit: null,
+      }),
+    );
+  });
+  if (issues.length > 0) throw new ValidationError(issues);
+  return out;
+}
+
+/** The engine's input: every mapped finding (the engine keeps the most certain per feature). */
+export function engineFindings(findings: readonly MappedFinding[]): Finding[] {
+  return findings.map((f) => ({ feature: f.feature, present: f.present, certainty: f.certainty }));
+}

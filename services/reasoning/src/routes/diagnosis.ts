@@ -1,0 +1,101 @@
+import {
+  BadRequestError,
+  defineRoute,
+  HttpError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  ValidationError,
+  type AnyRoute,
+} from '@clinicalsuite/kit';
+import express, { type RequestHandler } from 'express';
+import {
+  diagnosisRequestSchema,
+  DiagnosisResponseSchema,
+  ExtractorFailureSchema,
+  type DiagnosisResponse,
+} from '../api/schemas.js';
+import { diagnose, ExtractorFailure } from '../pipeline/diagnose.js';
+import type { ReasoningRuntime } from './runtime.js';
+
+/** 400 for a body that is not JSON (a form or text would otherwise read as an empty body). */
+const requireJson: RequestHandler = (req, _res, next) => {
+  if (!req.is('application/json')) {
+    next(
+      new BadRequestError('The body must be JSON (Content-Type: application/json)', { code: 'invalid_json' }),
+    );
+    return;
+  }
+  next();
+};
+
+export const EXTRACTOR_HINT =
+  "send the findings as structured input: POST the same request with `findings` (each finding's feature, present and certainty) and use_llm: false";
+
+export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/api/v1/diagnosis',
+    summary: 'Ranked diagnoses with calibrated probabilities from free text and/or structured findings',
+    description:
+      'Four layers: 1 understanding (rule pass + LLM extractor over `text`), 2 normalisation (clinical map to ' +
+      'knowledge-base features, ICD-10-CM code lookup), 3 inference (the ONNX engine, micro-batched across ' +
+      'concurrent requests), 4 presentation. `timings_ms` times each layer and stage.',
+    tags: ['diagnosis'],
+    body: diagnosisRequestSchema({ maxFindings: rt.config.REASONING_MAX_FINDINGS }),
+    bodyParser: [requireJson, express.json({ limit: rt.config.BODY_LIMIT })],
+    response: DiagnosisResponseSchema,
+    requiresReady: true,
+    responses: {
+      400: { description: 'Body is not JSON' },
+      413: {
+        description: `Text longer than REASONING_MAX_TEXT_CHARS (${rt.config.REASONING_MAX_TEXT_CHARS}) or body larger than BODY_LIMIT`,
+      },
+      422: {
+        description:
+          'Invalid fields (listed), empty text without findings, unknown feature (with close matches)',
+      },
+      502: {
+        description:
+          "The LLM extractor failed: the rule pass's findings in `partial`, to send again as structured input",
+        schema: ExtractorFailureSchema,
+      },
+      503: {
+        description: 'Not ready: no knowledge base with a scorable condition, or the engine is not loaded',
+      },
+    },
+    handler: async ({ body, res, signal, requestId }): Promise<DiagnosisResponse | undefined> => {
+      try {
+        if (body.text !== undefined && body.text.length > rt.config.REASONING_MAX_TEXT_CHARS) {
+          throw new PayloadTooLargeError(
+            `text is ${body.text.length} characters, over the limit of ${rt.config.REASONING_MAX_TEXT_CHARS} (REASONING_MAX_TEXT_CHARS)`,
+          );
+        }
+        const pipeline = rt.pipeline();
+        if (pipeline === undefined) {
+          throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
+        }
+        const result = await diagnose(pipeline, body, { signal, requestId });
+        rt.metrics.diagnoses.inc({ outcome: 'ok' });
+        return result;
+      } catch (error) {
+        if (error instanceof ExtractorFailure) {
+          rt.metrics.diagnoses.inc({ outcome: 'extractor_failed' });
+          res.status(502).json({
+            error: { code: 'extractor_failed', message: error.message, request_id: requestId },
+            partial: { findings: error.findings, unmapped: error.unmapped },
+            hint: EXTRACTOR_HINT,
+          });
+          return undefined;
+        }
+        const outcome =
+          error instanceof ValidationError || (error instanceof HttpError && error.status < 500)
+            ? 'invalid'
+            : error instanceof ServiceUnavailableError
+              ? 'not_ready'
+              : 'error';
+        rt.metrics.diagnoses.inc({ outcome });
+        throw error;
+      }
+    },
+  });
+}
