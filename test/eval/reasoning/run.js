@@ -14,10 +14,7 @@
 // --rules-only sends use_llm: false (the rule pass alone). --json writes the outcomes and summary.
 // Exit status: 0 when every case got a response, 1 when some request failed, 2 on bad usage or when
 // the service cannot be started.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -29,10 +26,9 @@ import {
   scoreResponse,
   summarize,
 } from './lib.js';
+import { postDiagnosis, ServiceStartError, startService } from './service.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '../../..');
-const SERVICE_MAIN = join(root, 'services/reasoning/dist/main.js');
 const DEFAULT_CASES = join(here, 'cases/primary-care.json');
 const HEALTH_TIMEOUT_MS = Number(process.env['EVAL_HEALTH_TIMEOUT_MS'] ?? 120_000);
 const REQUEST_TIMEOUT_MS = Number(process.env['EVAL_REQUEST_TIMEOUT_MS'] ?? 120_000);
@@ -68,113 +64,28 @@ function parseArgs(argv) {
   return options;
 }
 
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-/** @param {number} ms */
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Starts the built service and waits for /health.
- * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
- */
-async function startService() {
-  if (!existsSync(SERVICE_MAIN))
-    throw new UsageError(
-      `${SERVICE_MAIN} does not exist: build the service first (npm run build), or pass --url`,
-    );
-  const port = await freePort();
-  const child = spawn(process.execPath, [SERVICE_MAIN], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: process.env['HOST'] ?? '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr = (stderr + String(chunk)).slice(-4000);
-  });
-  /** @type {number | null} */
-  let exitCode = null;
-  child.on('exit', (code) => {
-    exitCode = code ?? -1;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (exitCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exitCode !== null)
-      throw new UsageError(
-        `the reasoning service exited with status ${exitCode} before it was healthy:\n${stderr}`,
-      );
-    try {
-      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.ok) return { url, stop };
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  await stop();
-  throw new UsageError(`the reasoning service was not healthy within ${HEALTH_TIMEOUT_MS} ms:\n${stderr}`);
-}
-
 /**
  * @param {string} url
  * @param {import('./lib.js').EvalCase} evalCase
  * @param {{ rulesOnly: boolean, topK: number }} options
  */
-async function diagnose(url, evalCase, options) {
+function diagnose(url, evalCase, options) {
   const body = {
     text: evalCase.text,
     top_k: options.topK,
     next_findings: 0,
     ...(options.rulesOnly ? { use_llm: false } : {}),
   };
-  const res = await fetch(`${url}/api/v1/diagnosis`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(process.env['API_TOKEN'] ? { authorization: `Bearer ${process.env['API_TOKEN']}` } : {}),
-    },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await res.text();
-  if (res.status !== 200) {
-    let detail = text.slice(0, 300);
-    try {
-      const json = JSON.parse(text);
-      detail = json?.error?.message ?? json?.message ?? detail;
-    } catch {
-      // not JSON: keep the text
-    }
-    throw new Error(`HTTP ${res.status}: ${detail}`);
-  }
-  return JSON.parse(text);
+  return postDiagnosis(url, body, REQUEST_TIMEOUT_MS);
 }
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const file = await loadCaseFile(options.cases);
-  const service = options.url === null ? await startService() : { url: options.url, stop: async () => {} };
+  const service =
+    options.url === null
+      ? await startService({ healthTimeoutMs: HEALTH_TIMEOUT_MS })
+      : { url: options.url, stop: async () => {} };
   console.log(
     `evaluating ${file.cases.length} cases from ${options.cases} against ${service.url}` +
       (options.rulesOnly ? ' (rules only)' : ''),
@@ -216,7 +127,7 @@ main().then(
     process.exitCode = code;
   },
   (error) => {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ServiceStartError) {
       if (error.message !== '') console.error(`eval:reasoning: ${error.message}`);
       console.error(
         'usage: npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--json OUT]',
