@@ -1,4 +1,11 @@
-import { buildApp, createLogger, Readiness, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  authFromConfig,
+  buildApp,
+  createLogger,
+  Readiness,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { LlmClient, type ChatBackend } from '@clinicalsuite/kit/llm';
 import { CodeSearchClient } from './clients/code-search.js';
@@ -88,6 +95,9 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
   let bases: readonly LoadedBase[] = [];
   let engineReason: string | null = null;
   let metrics: ReasoningMetrics | undefined;
+  // Bearer auth off by default (the spec asks for none); AUTH_TOKENS_FILE turns it on. /health,
+  // /metrics and / stay open for probes and scrapes.
+  const auth = authFromConfig(config);
 
   const kit = buildApp({
     service: SERVICE,
@@ -102,6 +112,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
     logger,
     readiness,
     gpu,
+    ...(auth === undefined ? {} : { auth }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
     routes: ({ metrics: kitMetrics }) => {
       metrics = createReasoningMetrics(kitMetrics, {
