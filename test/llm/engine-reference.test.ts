@@ -178,12 +178,30 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
       await ref.llama.dispose();
     });
 
-    it('gives LlamaChat’s text, English and Vietnamese, two at once', async () => {
-      const prompts = ['The main symptoms of dengue fever are', 'Triệu chứng chính của bệnh lao là'];
+    const prompts = ['The main symptoms of dengue fever are', 'Triệu chứng chính của bệnh lao là'];
+
+    it('gives LlamaChat’s text, English and Vietnamese, one at a time', async () => {
       const expected = [];
       for (const prompt of prompts) expected.push(await ref.reply(prompt, 24));
+      const alone = [];
+      for (const prompt of prompts) alone.push((await generate(engine, prompt, params(24))).text);
+      expect(alone).toEqual(expected);
+    }, 120_000);
+
+    it('decodes two at once in shared steps, to full length', async () => {
+      // Not compared token for token: llama.cpp's batched evaluation is not bit-identical to one
+      // sequence alone (other kernels, other summation order), and on this base model the greedy
+      // choice after the Vietnamese prompt is close enough to flip (CI saw it). Exact equality under
+      // sharing is asserted on the tiny model, whose logits are far apart.
+      const before = engine.batching();
       const together = await Promise.all(prompts.map((prompt) => generate(engine, prompt, params(24))));
-      expect(together.map((r) => r.text)).toEqual(expected);
+      const after = engine.batching();
+      expect(together.map((r) => [r.finishReason, r.completionTokens])).toEqual([
+        ['length', 24],
+        ['length', 24],
+      ]);
+      expect(after.sequences - before.sequences).toBe(48);
+      expect(after.steps - before.steps).toBeLessThanOrEqual(27);
     }, 120_000);
 
     it('gives the same text when a request reuses the cached prefix of an earlier one (sliding-window model)', async () => {
