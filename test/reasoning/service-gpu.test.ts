@@ -77,16 +77,22 @@ describe('GPU status', () => {
     }
   });
 
-  it('with nvidia-smi reporting a GPU (fixture): the GPU summary, and auto tries CUDA', async () => {
+  it('with nvidia-smi reporting a GPU (a real H200 capture): the GPU summary, and auto tries CUDA', async () => {
     const srv = await startReasoning({
       REASONING_KB_DIRS: kbDir,
       REASONING_DEVICE: 'auto',
-      NVIDIA_SMI_PATH: fakeNvidiaSmi('h100-80gb-hbm3.txt'),
+      NVIDIA_SMI_PATH: fakeNvidiaSmi('h200-real-capture.txt'),
     });
     try {
       const s = await gpuStatus(srv.url);
-      expect(s).toMatchObject({ available: true, device: 'cuda', gpu_name: 'NVIDIA H100 80GB HBM3' });
-      expect(s.memory_total_mb).toBeGreaterThan(80_000);
+      expect(s).toMatchObject({
+        available: true,
+        device: 'cuda',
+        gpu_name: 'NVIDIA H200',
+        memory_total_mb: 143771,
+        memory_free_mb: 143156,
+        temperature_celsius: 39,
+      });
       expect(s.gpus).toHaveLength(1);
       // auto with a visible GPU tries the CUDA provider: on CUDA where it loads, else CPU with the reason.
       if (s.engine.device === 'cpu')
