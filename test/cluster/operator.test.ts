@@ -147,6 +147,7 @@ function readyMessage(ns: string, name: string): string {
 
 (skip ? describe.skip : describe)('the operator on a real control plane', () => {
   let operator: Operator;
+  let operatorStarted = false;
   const extra: ChildProcess[] = [];
   const lease = `operator-test-${Date.now().toString(36)}`;
 
@@ -154,19 +155,27 @@ function readyMessage(ns: string, name: string): string {
     info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });
     kubectlPath = binaries(clusterLayout(), readVersions()).kubectl;
     kubectlOk(['apply', '--server-side', '-f', join(REPO, 'crds', 'clinicalsuite.ai_clinicalsuites.yaml')]);
-    kubectlOk([
-      'wait',
-      '--for=condition=Established',
-      'crd/clinicalsuites.clinicalsuite.ai',
-      '--timeout=30s',
-    ]);
+    // Polled, not `kubectl wait --for=condition=Established`: kubectl fails at once ("accessor
+    // error: <nil>") when it reads the CRD before the API server has written any condition.
+    await eventually('the CRD to be established', () =>
+      kubectl([
+        'get',
+        'crd/clinicalsuites.clinicalsuite.ai',
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+      ]).out.trim() === 'True'
+        ? true
+        : undefined,
+    );
     operator = await startOperator(lease);
+    operatorStarted = true;
     await eventually('the operator to lead', () => (operator.log().includes('"leading') ? true : undefined));
   }, SETUP_TIMEOUT_MS);
 
   afterAll(() => {
     for (const ns of namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
-    operator.child.kill('SIGTERM');
+    // A failed setup leaves no operator to stop; say nothing more than its own error.
+    if (operatorStarted) operator.child.kill('SIGTERM');
     for (const child of extra) child.kill('SIGKILL');
   });
 
