@@ -89,6 +89,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
             : { token: (config.CODE_SEARCH_TOKEN ?? config.API_TOKEN) as string }),
           timeoutMs: config.REASONING_CODE_SEARCH_TIMEOUT_MS,
           topK: config.REASONING_CODE_SEARCH_TOP_K,
+          candidates: config.REASONING_CODE_SEARCH_CANDIDATES,
         });
 
   let pipeline: PipelineDeps | undefined;

@@ -73,6 +73,8 @@ export const reasoningConfigSchema = kitConfigSchema({
   REASONING_CODE_SEARCH_TIMEOUT_MS: env.int({ min: 50, max: 60_000 }).default(3000),
   /** Codes per finding. */
   REASONING_CODE_SEARCH_TOP_K: env.int({ min: 1, max: 20 }).default(3),
+  /** Results asked of the code search per finding before the codes whose title is the finding are put first. */
+  REASONING_CODE_SEARCH_CANDIDATES: env.int({ min: 1, max: 100 }).default(50),
 });
 
 export type ReasoningConfig = z.output<typeof reasoningConfigSchema> & {

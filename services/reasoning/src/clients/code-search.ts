@@ -1,9 +1,16 @@
 /**
- * The code search service (services/codesearch) as the reasoning engine uses it: a finding's words
+ * The code search service (services/codesearch) as the reasoning engine uses it: a finding's name
  * to ICD-10-CM codes (`POST /search` with `code_types: ['ICD10']`) and a diagnosis code to its
  * title (`GET /codes/ICD10/<code>`). Every failure is a `CodeSearchUnavailable` whose message says
  * why; the pipeline turns it into a warning, never a failed request.
+ *
+ * A finding's name ("Fever") matches many titles equally well lexically ("Q fever", "Yellow
+ * fever", …), so `candidates` results are asked for and the codes whose title *is* the finding
+ * come first: the title equal to the name ("Cough"), then a title that starts with it and a comma
+ * or parenthesis ("Fever, unspecified"), then one that holds it as a phrase; the code search's
+ * order (its score) within each group.
  */
+import { foldTerm } from '../extract/text.js';
 
 export interface CodeHit {
   readonly code: string;
@@ -17,6 +24,8 @@ export interface CodeSearchOptions {
   readonly token?: string;
   readonly timeoutMs: number;
   readonly topK: number;
+  /** Results asked of the code search before the title-match ordering (default 50). */
+  readonly candidates?: number;
 }
 
 export class CodeSearchUnavailable extends Error {
@@ -51,13 +60,17 @@ export class CodeSearchClient {
       '/search',
       {
         method: 'POST',
-        body: JSON.stringify({ query, code_types: ['ICD10'], top_k: this.options.topK }),
+        body: JSON.stringify({
+          query,
+          code_types: ['ICD10'],
+          top_k: Math.max(this.options.topK, this.options.candidates ?? 50),
+        }),
       },
       signal,
     )) as SearchBody | null;
     const results: unknown = body?.results;
     if (!Array.isArray(results)) throw new CodeSearchUnavailable('code search answered without `results`');
-    return (results as NonNullable<SearchBody['results']>).flatMap((r) =>
+    const hits = (results as NonNullable<SearchBody['results']>).flatMap((r) =>
       typeof r.code === 'string' && typeof r.score === 'number'
         ? [
             {
@@ -70,6 +83,18 @@ export class CodeSearchClient {
           ]
         : [],
     );
+    const name = foldTerm(query);
+    const group = (title: string): number => {
+      const t = foldTerm(title);
+      if (t === name) return 0;
+      if (t.startsWith(`${name},`) || t.startsWith(`${name} (`)) return 1;
+      return ` ${t} `.includes(` ${name} `) ? 2 : 3;
+    };
+    return hits
+      .map((hit, order) => ({ hit, order, group: group(hit.title) }))
+      .sort((a, b) => a.group - b.group || a.order - b.order)
+      .slice(0, this.options.topK)
+      .map((x) => x.hit);
   }
 
   /** The English title of an ICD-10-CM code; null when the code search does not hold it. */

@@ -38,7 +38,7 @@ export interface MappedFinding {
   readonly span: Span | null;
   readonly value: number | null;
   readonly unit: string | null;
-  /** The words the code lookup searches for (the span, else the English label). */
+  /** What the code lookup searches for: the feature's English label (the concept, not the words). */
   readonly query: string;
 }
 
@@ -271,7 +271,7 @@ function mapped(
     label_en: feature.label_en,
     label_vi: feature.label_vi,
     ...fields,
-    query: fields.query ?? fields.span?.text ?? feature.label_en,
+    query: fields.query ?? feature.label_en,
   };
 }
 

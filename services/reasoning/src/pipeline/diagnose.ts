@@ -192,9 +192,13 @@ export async function diagnose(
   const codes = new Map<string, CodeHit[]>();
   let codeSearchDown = false;
   if (deps.codeSearch === null) {
-    if (used.length > 0) warnings.push('code lookup skipped: CODE_SEARCH_URL is not set');
-  } else if (used.length > 0) {
-    const queries = [...new Set(used.map((f) => f.query))].slice(0, MAX_CODE_QUERIES);
+    if (used.some((f) => f.present)) warnings.push('code lookup skipped: CODE_SEARCH_URL is not set');
+  } else if (used.some((f) => f.present)) {
+    // Present findings only: a code for an absent finding would read as if the patient had it.
+    const queries = [...new Set(used.filter((f) => f.present).map((f) => f.query))].slice(
+      0,
+      MAX_CODE_QUERIES,
+    );
     const client = deps.codeSearch;
     const results = await Promise.allSettled(queries.map((q) => client.search(q, signal)));
     signal.throwIfAborted();
