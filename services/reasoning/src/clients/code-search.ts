@@ -45,10 +45,14 @@ interface DetailBody {
   readonly title?: unknown;
 }
 
+const MAX_CACHED = 20_000;
+
 export class CodeSearchClient {
   readonly baseUrl: string;
   /** Titles of diagnosis codes already looked up (the code sets change only with a new import). */
   readonly #titles = new Map<string, string | null>();
+  /** Codes already found per query: queries are feature labels, a bounded set. */
+  readonly #searches = new Map<string, CodeHit[]>();
 
   constructor(private readonly options: CodeSearchOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -56,6 +60,8 @@ export class CodeSearchClient {
 
   /** ICD-10-CM codes for a finding's words, best first. */
   async search(query: string, signal: AbortSignal): Promise<CodeHit[]> {
+    const cached = this.#searches.get(query);
+    if (cached !== undefined) return cached;
     const body = (await this.#request(
       '/search',
       {
@@ -90,11 +96,13 @@ export class CodeSearchClient {
       if (t.startsWith(`${name},`) || t.startsWith(`${name} (`)) return 1;
       return ` ${t} `.includes(` ${name} `) ? 2 : 3;
     };
-    return hits
+    const found = hits
       .map((hit, order) => ({ hit, order, group: group(hit.title) }))
       .sort((a, b) => a.group - b.group || a.order - b.order)
       .slice(0, this.options.topK)
       .map((x) => x.hit);
+    if (this.#searches.size < MAX_CACHED) this.#searches.set(query, found);
+    return found;
   }
 
   /** The English title of an ICD-10-CM code; null when the code search does not hold it. */
@@ -114,7 +122,7 @@ export class CodeSearchClient {
           : typeof body.title === 'string'
             ? body.title
             : null;
-    this.#titles.set(code, title);
+    if (this.#titles.size < MAX_CACHED) this.#titles.set(code, title);
     return title;
   }
 
