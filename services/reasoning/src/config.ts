@@ -60,7 +60,8 @@ export const reasoningConfigSchema = kitConfigSchema({
   API_TOKEN: z.string().optional(),
   /** Model name sent to the LLM; default: the first model its /v1/models lists. */
   REASONING_LLM_MODEL: z.string().min(1).optional(),
-  REASONING_LLM_TIMEOUT_MS: env.int({ min: 100, max: 600_000 }).default(60_000),
+  /** Deadline of one LLM call: two attempts (one retry) fit in the default REQUEST_TIMEOUT_MS. */
+  REASONING_LLM_TIMEOUT_MS: env.int({ min: 100, max: 600_000 }).default(45_000),
   REASONING_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(1),
   REASONING_LLM_BACKOFF_MS: env.int({ min: 0, max: 60_000 }).default(250),
   /** Most findings the LLM may return (its grammar's maxItems). */
