@@ -184,6 +184,17 @@ describe('the diagnosis API on a synthetic base', () => {
     );
   });
 
+  it("maps structured names through the extractor's lexicon too (febrile → fever, coughing → cough)", async () => {
+    const r = await diagnosis(srv.url, {
+      findings: [{ feature: 'febrile' }, { feature: 'coughing', present: false }],
+    });
+    expect(r.status).toBe(200);
+    expect((r.body.findings as Finding[]).map((f) => [f.feature, f.present])).toEqual([
+      ['fever', true],
+      ['cough', false],
+    ]);
+  });
+
   it('merges structured findings with the text, the structured one winning for the same feature', async () => {
     const text = 'Sốt, ho nhiều.';
     const r = await diagnosis(srv.url, {

@@ -18,7 +18,7 @@
  */
 import { ValidationError, type FieldIssue } from '@clinicalsuite/kit';
 import type { Finding, KbFeature } from '../domain/types.js';
-import type { ExtractedFinding } from '../extract/index.js';
+import { BASE_LEXICON, type ExtractedFinding, type LexiconEntry } from '../extract/index.js';
 import { foldTerm } from '../extract/text.js';
 
 export interface Span {
@@ -174,8 +174,19 @@ export class FeatureIndex {
   readonly #byTerm = new Map<string, string>();
   readonly #byHpo = new Map<string, string>();
   readonly #terms: { folded: string; feature: string }[] = [];
+  /** The extractor's built-in terms (vi/en) → their normalised English name. */
+  readonly #lexicon = new Map<string, string>();
 
-  constructor(readonly features: ReadonlyMap<string, KbFeature>) {
+  constructor(
+    readonly features: ReadonlyMap<string, KbFeature>,
+    lexicon: readonly LexiconEntry[] = BASE_LEXICON,
+  ) {
+    for (const entry of lexicon) {
+      for (const term of [entry.name, ...entry.terms]) {
+        const folded = foldTerm(term);
+        if (folded !== '' && !this.#lexicon.has(folded)) this.#lexicon.set(folded, entry.name);
+      }
+    }
     for (const f of features.values()) {
       if (f.hpo !== null && !this.#byHpo.has(f.hpo)) this.#byHpo.set(f.hpo, f.id);
       const names = [
@@ -196,12 +207,19 @@ export class FeatureIndex {
     }
   }
 
-  /** The feature named exactly (id first, then labels and synonyms, folded). */
+  /**
+   * The feature named exactly: its id, then its labels and synonyms (folded), then a term of the
+   * extractor's lexicon whose normalised name is one of those ("SOB", "khó thở" → dyspnea).
+   */
   lookup(name: string): KbFeature | undefined {
     const direct = this.features.get(name);
     if (direct !== undefined) return direct;
-    const id = this.#byTerm.get(foldTerm(name));
-    return id === undefined ? undefined : this.features.get(id);
+    const folded = foldTerm(name);
+    const id = this.#byTerm.get(folded);
+    if (id !== undefined) return this.features.get(id);
+    const normalised = this.#lexicon.get(folded);
+    const viaLexicon = normalised === undefined ? undefined : this.#byTerm.get(foldTerm(normalised));
+    return viaLexicon === undefined ? undefined : this.features.get(viaLexicon);
   }
 
   byHpoOrId(hpo: string, id: string): KbFeature | undefined {
