@@ -94,6 +94,16 @@ describe('the diagnosis API on a synthetic base', () => {
     expect(r.body.warnings).toContain('LLM skipped (use_llm: false): findings from the rule pass only');
   });
 
+  it("keeps a relative's findings out of the patient's", async () => {
+    const r = await diagnosis(srv.url, { text: 'Ho 2 ngày. Mẹ bị sốt.', use_llm: false });
+    expect(r.status).toBe(200);
+    expect(byFeature(r.body.findings as Finding[], 'fever')).toEqual([]);
+    expect(byFeature(r.body.findings as Finding[], 'cough')).toHaveLength(1);
+    expect(r.body.warnings).toContain(
+      "1 finding(s) about relatives (family history) are not scored as the patient's",
+    );
+  });
+
   it('reads vitals with units and maps them by the published cut-offs', async () => {
     const text = 'Nhiệt độ 38.5°C, HA 90/60 mmHg, SpO2 92%. Lần khám sau SpO2 88%.';
     const r = await diagnosis(srv.url, { text, use_llm: false });

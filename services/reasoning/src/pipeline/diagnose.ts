@@ -155,6 +155,9 @@ export async function diagnose(
       ? { findings: [], unmapped: [], warnings: [] }
       : mapExtracted(index, extraction.findings);
   warnings.push(...fromText.warnings);
+  const family = extraction?.family.length ?? 0;
+  if (family > 0)
+    warnings.push(`${family} finding(s) about relatives (family history) are not scored as the patient's`);
   const given = new Set(structured.map((f) => f.feature));
   const overridden = fromText.findings.filter((f) => given.has(f.feature));
   if (overridden.length > 0) {
