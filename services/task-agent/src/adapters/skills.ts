@@ -113,9 +113,57 @@ export function askReasoningSkill(baseUrl: string, timeoutMs: number): Skill<{ t
       );
       if (status !== 200)
         throw new BadGatewayError(`the reasoning engine answered ${status}: ${detailOf(body)}`);
-      return typeof body === 'string' ? body : JSON.stringify(body);
+      return formatDiagnosis(body);
     },
   };
+}
+
+const namedFinding = z.object({ feature: z.string(), label_en: z.string().nullish() });
+const diagnosisAnswer = z.object({
+  diagnoses: z.array(
+    z.object({
+      rank: z.number(),
+      title_en: z.string(),
+      icd10: z.object({ code: z.string() }).nullish(),
+      probability: z.number(),
+      supporting: z.array(namedFinding),
+      opposing: z.array(namedFinding),
+    }),
+  ),
+  unknown_probability: z.number(),
+  next_findings: z.array(namedFinding),
+  findings: z.array(namedFinding.extend({ present: z.boolean() })),
+  warnings: z.array(z.string()).optional(),
+});
+
+const labelOf = (f: z.infer<typeof namedFinding>): string => f.label_en ?? f.feature;
+
+/**
+ * The engine's answer as the few lines the planning LLM needs (ranked diagnoses with ICD-10 and
+ * probability, the evidence for and against, the rest, what to ask next), not its whole JSON with
+ * spans and timings. A body of another shape is passed on as it came.
+ */
+export function formatDiagnosis(body: unknown): string {
+  const parsed = diagnosisAnswer.safeParse(body);
+  if (!parsed.success) return typeof body === 'string' ? body : JSON.stringify(body);
+  const answer = parsed.data;
+  const lines = answer.diagnoses.map((d) => {
+    const code = d.icd10 ? ` (ICD-10 ${d.icd10.code})` : '';
+    const evidence = [
+      d.supporting.length > 0 ? `for: ${d.supporting.map(labelOf).join(', ')}` : null,
+      d.opposing.length > 0 ? `against: ${d.opposing.map(labelOf).join(', ')}` : null,
+    ].filter((part) => part !== null);
+    const tail = evidence.length > 0 ? `; ${evidence.join('; ')}` : '';
+    return `${d.rank}. ${d.title_en}${code}: ${d.probability.toFixed(3)}${tail}`;
+  });
+  if (lines.length === 0) lines.push('no diagnosis scored');
+  lines.push(`none of these: ${answer.unknown_probability.toFixed(3)}`);
+  if (answer.next_findings.length > 0)
+    lines.push(`ask next: ${answer.next_findings.map(labelOf).join(', ')}`);
+  const used = answer.findings.map((f) => `${labelOf(f)} (${f.present ? 'present' : 'absent'})`);
+  lines.push(`findings used: ${used.length > 0 ? used.join(', ') : 'none recognised'}`);
+  for (const warning of answer.warnings ?? []) lines.push(`warning: ${warning}`);
+  return lines.join('\n');
 }
 
 export function summarizeSkill(
