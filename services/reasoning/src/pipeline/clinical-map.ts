@@ -176,16 +176,22 @@ export class FeatureIndex {
   readonly #terms: { folded: string; feature: string }[] = [];
   /** The extractor's built-in terms (vi/en) → their normalised English name. */
   readonly #lexicon = new Map<string, string>();
+  /** A normalised name → every folded term of its lexicon entry ("neck stiffness" → "nuchal rigidity"…). */
+  readonly #entryTerms = new Map<string, string[]>();
 
   constructor(
     readonly features: ReadonlyMap<string, KbFeature>,
     lexicon: readonly LexiconEntry[] = BASE_LEXICON,
   ) {
     for (const entry of lexicon) {
+      const terms = this.#entryTerms.get(entry.name) ?? [];
       for (const term of [entry.name, ...entry.terms]) {
         const folded = foldTerm(term);
-        if (folded !== '' && !this.#lexicon.has(folded)) this.#lexicon.set(folded, entry.name);
+        if (folded === '') continue;
+        if (!this.#lexicon.has(folded)) this.#lexicon.set(folded, entry.name);
+        terms.push(folded);
       }
+      this.#entryTerms.set(entry.name, terms);
     }
     for (const f of features.values()) {
       if (f.hpo !== null && !this.#byHpo.has(f.hpo)) this.#byHpo.set(f.hpo, f.id);
@@ -209,7 +215,8 @@ export class FeatureIndex {
 
   /**
    * The feature named exactly: its id, then its labels and synonyms (folded), then a term of the
-   * extractor's lexicon whose normalised name is one of those ("SOB", "khó thở" → dyspnea).
+   * extractor's lexicon whose entry (its normalised name or another of its terms) is one of those
+   * ("SOB", "khó thở" → dyspnea; "stiff neck" → nuchal rigidity).
    */
   lookup(name: string): KbFeature | undefined {
     const direct = this.features.get(name);
@@ -218,8 +225,14 @@ export class FeatureIndex {
     const id = this.#byTerm.get(folded);
     if (id !== undefined) return this.features.get(id);
     const normalised = this.#lexicon.get(folded);
-    const viaLexicon = normalised === undefined ? undefined : this.#byTerm.get(foldTerm(normalised));
-    return viaLexicon === undefined ? undefined : this.features.get(viaLexicon);
+    if (normalised === undefined) return undefined;
+    // The entry's own name first, then any other of its terms the base knows ("neck stiffness" is
+    // the base's "Nuchal rigidity" through the entry's "nuchal rigidity").
+    for (const term of [foldTerm(normalised), ...(this.#entryTerms.get(normalised) ?? [])]) {
+      const viaLexicon = this.#byTerm.get(term);
+      if (viaLexicon !== undefined) return this.features.get(viaLexicon);
+    }
+    return undefined;
   }
 
   byHpoOrId(hpo: string, id: string): KbFeature | undefined {
