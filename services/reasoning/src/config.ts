@@ -38,8 +38,12 @@ export const reasoningConfigSchema = kitConfigSchema({
   REASONING_KB_DIRS: dirList.optional(),
   /** An imported HPO base (the hpo-import CLI's --out); default $MODELS_DIR/reasoning/hpo-kb when present. */
   REASONING_HPO_KB_DIR: z.string().optional(),
-  /** A calibration JSON fitted for the merged base (engine/calibration.ts); unset: α = 1. */
-  REASONING_CALIBRATION: z.string().optional(),
+  /**
+   * A calibration JSON fitted for the merged base (engine/calibration.ts), or `none` for α = 1;
+   * unset: the `calibration.json` of a base directory when it was fitted for the merged base
+   * (pipeline/knowledge.ts). One fitted for another base or version stops the service being ready.
+   */
+  REASONING_CALIBRATION: z.string().min(1).optional(),
   /** Where the engine runs: auto (CUDA when a GPU is visible), cpu, cuda (falls back to CPU, reported). */
   REASONING_DEVICE: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
   REASONING_CUDA_DEVICE_ID: env.int({ min: 0, max: 64 }).default(0),

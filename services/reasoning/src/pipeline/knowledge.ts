@@ -2,10 +2,27 @@
  * Start-up: the knowledge bases read from their directories, validated, merged and compiled with
  * the calibration, or the reason the service cannot score (which /health reports). Nothing here
  * invents a number: a base whose conditions have no sourced prior is "not scorable" and says so.
+ *
+ * The calibration (engine/calibration.ts: posterior ∝ π · L^α) belongs to one base id and version:
+ * - REASONING_CALIBRATION=<file>: that file; it must be for the loaded (merged) base.
+ * - REASONING_CALIBRATION=none: no calibration (α = 1), whatever the base directories hold.
+ * - unset: the `calibration.json` a base directory holds, when it was fitted for the merged base
+ *   (its kbId and kbVersion); α = 1 when no directory holds one.
+ * A calibration fitted for another base or version is refused (the service is not ready and
+ * /health names the file, the base it was fitted for, the loaded one and how to fix it): an α fitted
+ * on another base does not hold for this one, and silently scoring uncalibrated would hide it.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { KbFeature, KnowledgeBase } from '../domain/types.js';
-import { compileModel, ModelError, parseCalibration, type CompiledModel } from '../engine/index.js';
+import {
+  compileModel,
+  ModelError,
+  parseCalibration,
+  type Calibration,
+  type CompiledModel,
+} from '../engine/index.js';
 import {
   formatProblem,
   kbLabel,
@@ -14,6 +31,13 @@ import {
   type KbLoadReport,
 } from '../kb/index.js';
 import { BASE_LEXICON, lexiconFromFeatures, type LexiconEntry } from '../extract/index.js';
+
+/** The file name of a calibration kept in a knowledge base's directory. */
+export const CALIBRATION_FILE = 'calibration.json';
+/** REASONING_CALIBRATION's value for "score uncalibrated (α = 1)". */
+export const NO_CALIBRATION = 'none';
+/** How to refit α, for the messages. */
+const REFIT = 'node test/eval/reasoning/calibrate.js --out <file>';
 
 export interface LoadedBase {
   readonly id: string;
@@ -35,6 +59,15 @@ export interface Knowledge {
   readonly lexicon: readonly LexiconEntry[];
   /** Where the calibration came from (the file), or null for α = 1. */
   readonly calibrationSource: string | null;
+  /** How the calibration was chosen: REASONING_CALIBRATION, a base directory's file, or none. */
+  readonly calibrationOrigin: 'REASONING_CALIBRATION' | 'knowledge-base-directory' | null;
+}
+
+/** The bases read, validated and merged, before any calibration. */
+export interface MergedBases {
+  readonly knowledgeBase: KnowledgeBase;
+  readonly bases: readonly LoadedBase[];
+  readonly conditionBase: ReadonlyMap<string, string>;
 }
 
 /** The knowledge cannot be used: `reason` says why, for /health and the log. */
@@ -50,10 +83,11 @@ export class KnowledgeUnavailable extends Error {
 
 const MAX_LISTED_PROBLEMS = 5;
 
-export async function loadKnowledge(
-  dirs: readonly string[],
-  calibrationFile: string | undefined,
-): Promise<Knowledge> {
+/**
+ * Reads, validates and merges the bases (in `dirs` order); throws `KnowledgeUnavailable` naming
+ * why they cannot be scored. The calibration tool uses this too, to fit α for the same merged base.
+ */
+export async function loadMergedBases(dirs: readonly string[]): Promise<MergedBases> {
   const results = await Promise.all(
     dirs.map(async (dir) => ({ dir, label: kbLabel(dir), result: await loadKnowledgeBase(dir) })),
   );
@@ -102,17 +136,94 @@ export async function loadKnowledge(
   const knowledgeBase =
     merged === null ? (inputs[0] as { knowledgeBase: KnowledgeBase }).knowledgeBase : merged.knowledgeBase;
 
-  let calibration;
-  if (calibrationFile !== undefined) {
-    try {
-      calibration = parseCalibration(JSON.parse(await readFile(calibrationFile, 'utf8')));
-    } catch (error) {
-      throw new KnowledgeUnavailable(
-        `the calibration ${calibrationFile} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-        bases,
-      );
-    }
+  return { knowledgeBase, bases, conditionBase };
+}
+
+async function readCalibration(
+  file: string,
+  how: string,
+  bases: readonly LoadedBase[],
+): Promise<Calibration> {
+  try {
+    return parseCalibration(JSON.parse(await readFile(file, 'utf8')));
+  } catch (error) {
+    throw new KnowledgeUnavailable(
+      `the calibration ${file} (${how}) cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      bases,
+    );
   }
+}
+
+function mismatch(
+  file: string,
+  how: string,
+  calibration: Calibration,
+  kb: KnowledgeBase,
+  bases: readonly LoadedBase[],
+): KnowledgeUnavailable {
+  const fitted = `${calibration.kbId}@${calibration.kbVersion}`;
+  const loaded = `${kb.id}@${kb.version}`;
+  const why =
+    calibration.kbId === kb.id
+      ? `the base changed since α was fitted (version ${calibration.kbVersion}, now ${kb.version})`
+      : bases.length > 1
+        ? `the loaded base is merged from ${bases.length} directories, and α fitted for one base does not hold for the merged one`
+        : 'α fitted for one base does not hold for another';
+  return new KnowledgeUnavailable(
+    `the calibration ${file} (${how}) was fitted for ${fitted}, not for the loaded base ${loaded}: ${why}. ` +
+      `Refit α for this base (${REFIT}) and point REASONING_CALIBRATION at it (or replace the base directory's ${CALIBRATION_FILE}), ` +
+      `or set REASONING_CALIBRATION=${NO_CALIBRATION} to score uncalibrated (α = 1)`,
+    bases,
+  );
+}
+
+/**
+ * The calibration to compile with (see the header): its file and origin, or nulls for α = 1.
+ * Throws `KnowledgeUnavailable` for an unreadable or mismatched one.
+ */
+export async function resolveCalibration(
+  merged: MergedBases,
+  setting: string | undefined,
+): Promise<{
+  calibration: Calibration | undefined;
+  file: string | null;
+  origin: Knowledge['calibrationOrigin'];
+}> {
+  const { knowledgeBase: kb, bases } = merged;
+  const matches = (c: Calibration): boolean => c.kbId === kb.id && c.kbVersion === kb.version;
+  if (setting === NO_CALIBRATION) return { calibration: undefined, file: null, origin: null };
+  if (setting !== undefined) {
+    const how = 'REASONING_CALIBRATION';
+    const calibration = await readCalibration(setting, how, bases);
+    if (!matches(calibration)) throw mismatch(setting, how, calibration, kb, bases);
+    return { calibration, file: setting, origin: how };
+  }
+  let found: { calibration: Calibration; file: string } | undefined;
+  for (const base of bases) {
+    const file = join(base.dir, CALIBRATION_FILE);
+    if (!existsSync(file)) continue;
+    const how = `in the directory of base ${base.id}@${base.version}`;
+    const calibration = await readCalibration(file, how, bases);
+    if (!matches(calibration)) throw mismatch(file, how, calibration, kb, bases);
+    found ??= { calibration, file };
+  }
+  return found === undefined
+    ? { calibration: undefined, file: null, origin: null }
+    : { ...found, origin: 'knowledge-base-directory' };
+}
+
+/**
+ * The bases merged and compiled with their calibration (`calibrationSetting`: REASONING_CALIBRATION,
+ * a file or `none`; unset: a base directory's matching calibration.json). Throws
+ * `KnowledgeUnavailable` naming why the service cannot score.
+ */
+export async function loadKnowledge(
+  dirs: readonly string[],
+  calibrationSetting: string | undefined,
+): Promise<Knowledge> {
+  const merged = await loadMergedBases(dirs);
+  const { knowledgeBase, bases, conditionBase } = merged;
+  const { calibration, file, origin } = await resolveCalibration(merged, calibrationSetting);
   let model: CompiledModel;
   try {
     model = compileModel(knowledgeBase, calibration);
@@ -128,6 +239,7 @@ export async function loadKnowledge(
     features: new Map(knowledgeBase.features.map((f) => [f.id, f])),
     conditions: new Map(knowledgeBase.conditions.map((c) => [c.id, c])),
     lexicon: [...lexiconFromFeatures(knowledgeBase.features), ...BASE_LEXICON],
-    calibrationSource: calibrationFile ?? null,
+    calibrationSource: file,
+    calibrationOrigin: origin,
   };
 }
