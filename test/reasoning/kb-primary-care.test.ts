@@ -18,6 +18,7 @@ const SCORABLE = [
   'acute_appendicitis',
   'acute_cholecystitis',
   'acute_myocardial_infarction',
+  'acute_pancreatitis',
   'bacterial_meningitis',
   'covid19',
   'dengue',
@@ -54,7 +55,6 @@ describe('the shipped primary-care base', () => {
         'acute_pyelonephritis',
         'asthma_exacerbation',
         'copd_exacerbation',
-        'acute_pancreatitis',
         'peptic_ulcer',
       ]),
     );
