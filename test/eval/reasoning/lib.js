@@ -381,7 +381,7 @@ export function formatSummary(s) {
       : '?';
     const cal =
       m.calibration === null || m.calibration === undefined
-        ? 'none'
+        ? 'none (alpha = 1, uncalibrated)'
         : `alpha=${m.calibration.alpha} (${m.calibration.source})`;
     const ex =
       m.extractor === undefined ? '?' : `rules ${m.extractor.rules}, llm ${m.extractor.llm ?? 'none'}`;

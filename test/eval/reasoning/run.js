@@ -7,7 +7,8 @@
 // time, and prints a per-case table (expected condition, top 3 with probabilities, rank of the
 // expected condition) and the summary: top-1/3/10 accuracy, Brier score, expected calibration error
 // of the top-1 probability, the cases whose expected condition the loaded base cannot score (listed
-// separately, never dropped), failed requests, and the model and knowledge-base versions.
+// separately, never dropped), failed requests, and the model and knowledge-base versions with the
+// calibration in use (α and its file, from the responses' `model.calibration`; calibrate.js fits it).
 //
 // Without --url it starts services/reasoning/dist/main.js (build first: `npm run build`) on a free
 // loopback port with this process's environment (LLM_URL, REASONING_* ...) and stops it at the end.
