@@ -63,10 +63,18 @@ export interface FoldResult {
   readonly skipped?: string;
 }
 
+/** Paired per-case difference before − after (positive: the fit helps), mean and its standard error. */
+export interface PairedDifference {
+  readonly mean: number;
+  readonly se: number;
+  readonly n: number;
+}
+
 export interface CrossValidation {
   readonly k: number;
   readonly folds: readonly FoldResult[];
   readonly pooled: { readonly before: Figures; readonly after: Figures };
+  readonly improvement: { readonly logLoss: PairedDifference; readonly brier: PairedDifference };
 }
 
 // The engine is passed in (the dist build or the TypeScript source): loosely typed here.
@@ -86,4 +94,9 @@ export function crossValidate(
   cases: readonly CalibrationCase[],
   options?: { readonly k?: number; readonly fitOptions?: object },
 ): CrossValidation;
+export function pairedDifference(
+  metric: (cases: readonly any[]) => number,
+  before: readonly any[],
+  after: readonly any[],
+): PairedDifference;
 export function formatCrossValidation(cv: CrossValidation): string;

@@ -173,7 +173,28 @@ export function crossValidate(engine, model, cases, options = {}) {
     k,
     folds,
     pooled: { before: figures(engine, pooledBefore), after: figures(engine, pooledAfter) },
+    improvement: {
+      logLoss: pairedDifference(engine.logLoss, pooledBefore, pooledAfter),
+      brier: pairedDifference(engine.brierScore, pooledBefore, pooledAfter),
+    },
   };
+}
+
+/**
+ * The paired per-case difference metric(before) − metric(after) over the held-out predictions
+ * (positive: the fitted α is better): its mean (the difference of the pooled figures) and the
+ * standard error of that mean (sample standard deviation / √n), for a rough sense of how much of
+ * the difference a set this small can show.
+ * @param {(cases: readonly any[]) => number} metric
+ * @param {readonly any[]} before
+ * @param {readonly any[]} after
+ */
+export function pairedDifference(metric, before, after) {
+  const d = before.map((b, i) => metric([b]) - metric([after[i]]));
+  const n = d.length;
+  const mean = d.reduce((s, x) => s + x, 0) / n;
+  const variance = n < 2 ? Number.NaN : d.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1);
+  return { mean, se: Math.sqrt(variance / n), n };
 }
 
 /** @param {number} x @param {number} [digits] */
@@ -224,7 +245,12 @@ export function formatCrossValidation(cv) {
   const widths = head.map((_, c) =>
     Math.max(...rows.filter((r) => r.length > 2).map((r) => (r[c] ?? '').length)),
   );
-  return rows
-    .map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c] ?? 0))).join('  '))
-    .join('\n');
+  const { logLoss, brier } = cv.improvement;
+  return [
+    ...rows.map((r) =>
+      r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c] ?? 0))).join('  '),
+    ),
+    `held-out improvement (α = 1 minus fitted, paired over ${logLoss.n} cases, mean ± standard error): ` +
+      `log loss ${fmt(logLoss.mean)} ± ${fmt(logLoss.se)}, Brier ${fmt(brier.mean)} ± ${fmt(brier.se)}`,
+  ].join('\n');
 }

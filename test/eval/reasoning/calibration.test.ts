@@ -13,6 +13,7 @@ import {
   foldOf,
   formatCrossValidation,
   labelCase,
+  pairedDifference,
   predict,
   prepareCases,
   responseFindings,
@@ -110,6 +111,11 @@ describe('crossValidate', () => {
       predict(engine, model, [c], cv.folds[foldOf(c.id)]?.alpha ?? Number.NaN),
     );
     expect(cv.pooled.after.ece).toBeCloseTo(engine.expectedCalibrationError(after, 10), 12);
+    // The paired differences: their mean is the difference of the pooled figures.
+    expect(cv.improvement.logLoss.mean).toBeCloseTo(cv.pooled.before.logLoss - cv.pooled.after.logLoss, 10);
+    expect(cv.improvement.brier.mean).toBeCloseTo(cv.pooled.before.brier - cv.pooled.after.brier, 10);
+    expect(cv.improvement.logLoss.n).toBe(cases.length);
+    expect(cv.improvement.logLoss.se).toBeGreaterThan(0);
     // The held-out figures improve where the model double counts.
     expect(cv.pooled.after.logLoss).toBeLessThan(cv.pooled.before.logLoss);
     expect(cv.pooled.after.brier).toBeLessThan(cv.pooled.before.brier);
@@ -148,6 +154,17 @@ describe('crossValidate', () => {
     expect(() => crossValidate(engine, model, [])).toThrow(/at least one case/);
     expect(formatCrossValidation(cv2)).toContain('skipped: no case falls in this fold');
     expect(formatCrossValidation(cv)).toMatch(/^pooled {2}.*\n {2,}fitted/m);
+  });
+});
+
+describe('pairedDifference', () => {
+  it('is the mean of the per-case differences with its standard error (hand-computed)', () => {
+    const metric = (c: readonly { v: number }[]) => c[0]!.v;
+    // differences 1, 2, 3: mean 2, sample sd 1, se 1/√3.
+    const r = pairedDifference(metric, [{ v: 2 }, { v: 3 }, { v: 4 }], [{ v: 1 }, { v: 1 }, { v: 1 }]);
+    expect(r.mean).toBe(2);
+    expect(r.se).toBeCloseTo(1 / Math.sqrt(3), 12);
+    expect(r.n).toBe(3);
   });
 });
 
