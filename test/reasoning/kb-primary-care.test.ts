@@ -17,6 +17,7 @@ const PRIMARY_CARE = fileURLToPath(new URL('../../services/reasoning/kb/primary-
 const SCORABLE = [
   'acute_appendicitis',
   'acute_cholecystitis',
+  'acute_cystitis',
   'acute_myocardial_infarction',
   'acute_pancreatitis',
   'bacterial_meningitis',
@@ -51,7 +52,6 @@ describe('the shipped primary-care base', () => {
     expect(report.conditions.notScorable.map((c) => c.id)).toEqual(
       expect.arrayContaining([
         'malaria',
-        'acute_cystitis',
         'acute_pyelonephritis',
         'asthma_exacerbation',
         'copd_exacerbation',
@@ -154,7 +154,7 @@ describe('the shipped primary-care base', () => {
     expect(doc.features.every((f) => f.label_vi !== null)).toBe(true);
   });
 
-  it('lets a curator make one more condition scorable by adding its prior (SYNTHETIC numbers)', async () => {
+  it('lets a curator make one more condition scorable by adding its prior (SYNTHETIC numbers), within the prior sum', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const manifest = {
       ...doc.manifest!,
@@ -165,7 +165,7 @@ describe('the shipped primary-care base', () => {
     };
     const conditions = doc.conditions.map((c) =>
       c.id === 'malaria'
-        ? condition({ ...c, prior: 0.05, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
+        ? condition({ ...c, prior: 0.01, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
         : c,
     );
     const result = validateKb({
@@ -177,7 +177,18 @@ describe('the shipped primary-care base', () => {
     expect(result.problems).toEqual([]);
     if (!result.ok) return;
     expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual([...SCORABLE, 'malaria'].sort());
-    expect(result.report.priorSum).toBeCloseTo(0.05 * (SCORABLE.length + 1), 10);
+    expect(result.report.priorSum).toBeCloseTo(0.05 * SCORABLE.length + 0.01, 10);
+    // With 19 conditions at the uniform 0.05, a 20th at 0.05 would leave nothing for "none of these".
+    const twentieth = validateKb({
+      ...doc,
+      manifest,
+      conditions: doc.conditions.map((c) =>
+        c.id === 'malaria' ? condition({ ...c, prior: 0.05, prior_source: SYNTHETIC_SOURCE }) : c,
+      ),
+      links: [...doc.links, link({ condition: 'malaria', feature: 'fever', probability: 0.9 })],
+    });
+    expect(SCORABLE).toHaveLength(19);
+    expect(twentieth.problems.map((p) => p.code)).toContain('prior-sum');
   });
 
   it('merges with an HPO-keyed base: the primary-care feature absorbs the HPO feature of the same term', async () => {
