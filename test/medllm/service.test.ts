@@ -1,0 +1,850 @@
+/* eslint-disable @typescript-eslint/no-deprecated -- the spec names the field max_tokens; the SDK deprecates it for max_completion_tokens (both work) */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import OpenAI from 'openai';
+import sharp from 'sharp';
+import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
+import { buildMedllmApp, type MedllmService } from '../../services/medllm/src/app.js';
+import { DEFAULT_SYSTEM_PROMPT, loadMedllmConfig } from '../../services/medllm/src/config.js';
+import { guardText } from '../../services/medllm/src/domain/certainty.js';
+import { ensureTinyMtmdGguf } from '../fixtures/models/tiny-mtmd-gguf.js';
+import { captureLogs } from '../kit/helpers.js';
+
+/**
+ * The medical multimodal LLM service through the official `openai` SDK, twice: against a fake
+ * llama-server (a Node script the service starts and manages like the real one; it speaks
+ * llama-server's API and records what it received, so the tests see the image bytes arrive), and
+ * against the real llama-server with the tiny generated multimodal model (skipped, with the
+ * reason, when the binary is not built).
+ */
+
+// ---------------------------------------------------------------------------------------------
+// The fake backend: llama-server's routes (/health, /apply-template, /tokenize,
+// /v1/chat/completions) plus /_received, what it was sent. Tokens are whitespace-separated words;
+// each image costs FAKE_IMAGE_TOKENS. Replies depend on markers in the last user text: CERTAIN
+// (an unhedged claim), SLOW (a long slow stream), ENGINE_ERROR (llama-server's 500).
+const FAKE_IMAGE_TOKENS = 64;
+const FAKE_SERVER = String.raw`#!/usr/bin/env node
+const http = require('node:http');
+const crypto = require('node:crypto');
+const args = process.argv.slice(2);
+const arg = (name) => args[args.indexOf(name) + 1];
+const port = Number(arg('--port'));
+const alias = arg('--alias');
+const started = Date.now();
+const LOAD_MS = Number(process.env.FAKE_LOAD_MS || 150);
+const received = [];
+let aborted = 0;
+const words = (text) => text.split(/\s+/).filter(Boolean).length;
+const textOf = (content) =>
+  typeof content === 'string' ? content : content.map((p) => (p.type === 'text' ? p.text : '<image>')).join('\n');
+const template = (messages) => messages.map((m) => '<|' + m.role + '|> ' + textOf(m.content)).join('\n') + ' <|assistant|>';
+const readBody = (req) => new Promise((resolve) => { const parts = []; req.on('data', (d) => parts.push(d)); req.on('end', () => resolve(Buffer.concat(parts).toString())); });
+const json = (res, status, body) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+console.error('fake llama-server: loading model ' + arg('--model') + ' and projector ' + arg('--mmproj'));
+http.createServer(async (req, res) => {
+  if (req.method === 'GET' && req.url === '/health') {
+    if (Date.now() - started < LOAD_MS) return json(res, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+    return json(res, 200, { status: 'ok' });
+  }
+  if (req.url === '/_received') return json(res, 200, { received, aborted });
+  const body = JSON.parse(await readBody(req));
+  if (req.url === '/apply-template') return json(res, 200, { prompt: template(body.messages) });
+  if (req.url === '/tokenize') return json(res, 200, { tokens: Array.from({ length: words(body.content) + 1 }, (_, i) => i) });
+  if (req.url !== '/v1/chat/completions') return json(res, 404, { error: { code: 404, message: 'not found' } });
+  let images = 0;
+  const messages = body.messages.map((m) => ({
+    role: m.role,
+    text: textOf(m.content),
+    images: typeof m.content === 'string' ? [] : m.content.filter((p) => p.type === 'image_url').map((p) => {
+      images += 1;
+      const [, mime, data] = /^data:([^;]+);base64,(.*)$/s.exec(p.image_url.url);
+      const bytes = Buffer.from(data, 'base64');
+      return { mime, bytes: bytes.length, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
+    }),
+  }));
+  received.push({ model: body.model, temperature: body.temperature, top_p: body.top_p, max_tokens: body.max_tokens, stream: body.stream, messages });
+  const last = messages.filter((m) => m.role === 'user').pop().text;
+  if (last.includes('ENGINE_ERROR')) return json(res, 500, { error: { code: 500, message: 'failed to process image', type: 'server_error' } });
+  const textOnly = body.messages.map((m) => ({ role: m.role, content: textOf(m.content).replace(/<image>/g, '') }));
+  const promptTokens = words(template(textOnly)) + 1 + images * ${FAKE_IMAGE_TOKENS};
+  let pieces = last.includes('CERTAIN') ? ['This ', 'is ', 'definitely ', 'pneumonia.']
+    : last.includes('SLOW') ? Array.from({ length: 2000 }, () => 'word ')
+    : ['I ', 'see ', String(images) + ' ', 'image(s).'];
+  let finish = 'stop';
+  if (pieces.length > body.max_tokens) { pieces = pieces.slice(0, body.max_tokens); finish = 'length'; }
+  const usage = { prompt_tokens: promptTokens, completion_tokens: pieces.length, total_tokens: promptTokens + pieces.length };
+  const base = { id: 'chatcmpl-fake', created: Math.floor(Date.now() / 1000), model: alias, object: 'chat.completion.chunk' };
+  if (!body.stream) {
+    return json(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: finish }], usage });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let closed = false;
+  res.on('close', () => { if (!res.writableFinished) { closed = true; aborted += 1; } });
+  const delay = last.includes('SLOW') ? 30 : 2;
+  for (const piece of pieces) {
+    if (closed) return;
+    res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] }) + '\n\n');
+    await new Promise((r) => setTimeout(r, delay));
+  }
+  res.write('data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] }) + '\n\n');
+  if (body.stream_options && body.stream_options.include_usage) res.write('data: ' + JSON.stringify({ ...base, choices: [], usage }) + '\n\n');
+  res.end('data: [DONE]\n\n');
+}).listen(port, arg('--host'));
+`;
+
+// ---------------------------------------------------------------------------------------------
+// Images.
+
+async function pngOf(width = 32, height = 24): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } })
+    .png()
+    .toBuffer();
+}
+
+const dataUrl = (mime: string, bytes: Buffer): string => `data:${mime};base64,${bytes.toString('base64')}`;
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** A valid small PNG whose header claims `width` x `height` (CRC fixed): a pixel bomb. */
+async function pixelBomb(width: number, height: number): Promise<Buffer> {
+  const png = Buffer.from(await pngOf(8, 8));
+  // Signature (8), IHDR length (4), 'IHDR' (4), width, height at 16 and 20; CRC over type + data.
+  png.writeUInt32BE(width, 16);
+  png.writeUInt32BE(height, 20);
+  png.writeUInt32BE(crc32(png.subarray(12, 29)), 29);
+  return png;
+}
+
+const imageMessage = (text: string, ...urls: string[]): OpenAI.Chat.ChatCompletionMessageParam => ({
+  role: 'user',
+  content: [
+    { type: 'text', text },
+    ...urls.map((url) => ({ type: 'image_url' as const, image_url: { url } })),
+  ],
+});
+
+// ---------------------------------------------------------------------------------------------
+// The service under test.
+
+interface TestServer {
+  readonly service: MedllmService;
+  readonly server: RunningServer;
+  readonly url: string;
+  readonly openai: OpenAI;
+  readonly logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+async function startMedllm(env: Record<string, string>, waitReady = true): Promise<TestServer> {
+  const config = loadMedllmConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    THREADS: '1',
+    GPU_LAYERS: '0',
+    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    BACKEND_BACKOFF_MS: '100',
+    BACKEND_HEALTH_INTERVAL_MS: '200',
+    SHUTDOWN_GRACE_MS: '500',
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
+  const { logs, destination } = captureLogs();
+  const service = buildMedllmApp({
+    config,
+    logger: createLogger({ service: 'medllm', level: config.LOG_LEVEL, destination }),
+    processMetrics: false,
+  });
+  const server = await serve(service.kit, {
+    signals: [],
+    exit: false,
+    onShutdown: () => service.backend.close(),
+  });
+  service.backend.start();
+  if (waitReady) await waitFor(() => service.backend.ready !== undefined, 60_000);
+  const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  return { service, server, url: server.url, openai, logs, close: () => server.shutdown('test finished') };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+/** The SDK's error for a refused request. */
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ status: number; message: string; code: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof OpenAI.APIError) {
+      return { status: error.status ?? 0, message: error.message, code: error.code };
+    }
+    throw error;
+  }
+  throw new Error('the request was not refused');
+}
+
+async function postRaw(
+  url: string,
+  body: unknown,
+): Promise<{ status: number; body: { error: { message: string; code: string } } }> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { error: { message: string; code: string } } };
+}
+
+const MODEL = 'medmodel-1.5-4b-it';
+
+// ---------------------------------------------------------------------------------------------
+
+describe('certainty guard (unit)', () => {
+  it('hedges unhedged certainty, keeps negated phrases and phrases from the prompt', () => {
+    expect(
+      guardText('rewrite', '', 'This is definitely pneumonia. It confirms the diagnosis of TB.'),
+    ).toEqual({
+      text: 'This is likely pneumonia. It is consistent with the diagnosis of TB.',
+      findings: [
+        { phrase: 'definitely', replacement: 'likely' },
+        { phrase: 'confirms the diagnosis of', replacement: 'is consistent with the diagnosis of' },
+      ],
+    });
+    expect(guardText('rewrite', '', 'We cannot be certainly sure; không chắc chắn.').findings).toEqual([]);
+    expect(
+      guardText('rewrite', 'Is it definitely a fracture?', 'It is definitely a fracture.').findings,
+    ).toEqual([]);
+    expect(guardText('rewrite', '', 'Chắc chắn là viêm phổi.').text).toBe('Có khả năng là viêm phổi.');
+    expect(guardText('flag', '', 'Definitely.')).toEqual({
+      text: 'Definitely.',
+      findings: [{ phrase: 'Definitely', replacement: null }],
+    });
+  });
+
+  it('gives the same text streamed in any pieces as whole', async () => {
+    const { CertaintyGuard } = await import('../../services/medllm/src/domain/certainty.js');
+    const text =
+      'The film shows an opacity that is without a doubt consolidation; this rules out effusion. Undoubtedly.';
+    const whole = guardText('rewrite', '', text).text;
+    for (const size of [1, 2, 3, 7, 13]) {
+      const guard = new CertaintyGuard('rewrite', '');
+      let out = '';
+      for (let i = 0; i < text.length; i += size) out += guard.push(text.slice(i, i + size));
+      out += guard.flush();
+      expect(out).toBe(whole);
+    }
+    expect(whole).toBe(
+      'The film shows an opacity that is most likely consolidation; this makes less likely effusion. Likely.',
+    );
+  });
+});
+
+describe('without a backend binary', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startMedllm(
+      { LLAMA_SERVER_PATH: '/nonexistent/llama-server', MODEL_PATH: '/nonexistent/model.gguf' },
+      false,
+    );
+  });
+  afterAll(() => srv.close());
+
+  it('/health answers 502 naming what is missing, completions 502', async () => {
+    await waitFor(() => srv.service.backend.state === 'waiting');
+    const health = await fetch(`${srv.url}/health`);
+    expect(health.status).toBe(502);
+    const body = (await health.json()) as { status: string; backend: { state: string; detail: string } };
+    expect(body.status).toBe('unhealthy');
+    expect(body.backend.detail).toContain('/nonexistent/llama-server');
+    expect(body.backend.detail).toContain('/nonexistent/model.gguf');
+    const refused = await refusal(
+      srv.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hello' }] }),
+    );
+    expect(refused.status).toBe(502);
+    expect(refused.message).toContain('Backend not ready');
+  });
+
+  it('GPU status without a GPU', async () => {
+    const res = await fetch(`${srv.url}/gpu/status`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ available: false, device: 'cpu' });
+  });
+});
+
+describe('against a fake llama-server', () => {
+  let dir: string;
+  let srv: TestServer;
+  let backendUrl: string;
+  const received = async (): Promise<{
+    received: {
+      model: string;
+      temperature: number;
+      top_p: number;
+      max_tokens: number;
+      messages: { role: string; text: string; images: { mime: string; bytes: number; sha256: string }[] }[];
+    }[];
+    aborted: number;
+  }> => (await fetch(`${backendUrl}/_received`)).json() as never;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'medllm-fake-'));
+    const binary = join(dir, 'llama-server');
+    writeFileSync(binary, FAKE_SERVER.replace('#!/usr/bin/env node', `#!${process.execPath}`));
+    chmodSync(binary, 0o755);
+    writeFileSync(join(dir, 'model.gguf'), 'fake');
+    writeFileSync(join(dir, 'mmproj.gguf'), 'fake');
+    srv = await startMedllm({
+      LLAMA_SERVER_PATH: binary,
+      MODEL_PATH: join(dir, 'model.gguf'),
+      MMPROJ_PATH: join(dir, 'mmproj.gguf'),
+    });
+    backendUrl = srv.service.backend.url!;
+  });
+  afterAll(async () => {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('GET /v1/models and /health', async () => {
+    const models = await srv.openai.models.list();
+    expect(models.data.map((m) => m.id)).toEqual([MODEL]);
+    const health = await fetch(`${srv.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      status: 'healthy',
+      model: MODEL,
+      backend: { name: 'llama-server', state: 'ready', restarts: 0 },
+      context_size: 4096,
+    });
+  });
+
+  it('text only: the spec’s defaults, the deployment’s system prompt first', async () => {
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'Answer in English.' },
+        { role: 'user', content: 'What does a tension pneumothorax look like?' },
+      ],
+    });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.id).toMatch(/^chatcmpl-/);
+    expect(completion.model).toBe(MODEL);
+    expect(completion.choices[0]!.message.content).toBe('I see 0 image(s).');
+    expect(completion.choices[0]!.finish_reason).toBe('stop');
+    expect(completion.usage).toMatchObject({ completion_tokens: 4 });
+    const sent = (await received()).received.at(-1)!;
+    expect(sent).toMatchObject({ model: MODEL, temperature: 0.7, top_p: 0.95, max_tokens: 1024 });
+    expect(sent.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(sent.messages[0]!.text).toBe(`${DEFAULT_SYSTEM_PROMPT}\n\nAnswer in English.`);
+    expect(sent.messages[1]!.text).toBe('What does a tension pneumothorax look like?');
+  });
+
+  it('image + text: the image reaches the backend byte for byte, its tokens in usage', async () => {
+    const png = await pngOf();
+    const text = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Describe the chest X-ray.' }],
+    });
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('Describe the chest X-ray.', dataUrl('image/png', png))],
+      temperature: 0,
+      max_tokens: 50,
+    });
+    expect(completion.choices[0]!.message.content).toBe('I see 1 image(s).');
+    const sent = (await received()).received.at(-1)!;
+    expect(sent.max_tokens).toBe(50);
+    expect(sent.messages[1]!.images).toEqual([{ mime: 'image/png', bytes: png.length, sha256: sha256(png) }]);
+    expect(completion.usage!.prompt_tokens - text.usage!.prompt_tokens).toBe(FAKE_IMAGE_TOKENS);
+  });
+
+  it('image + text streamed: chunks, finish reason, usage; JPEG as sent, WEBP as PNG', async () => {
+    const jpeg = await sharp(await pngOf(40, 30))
+      .jpeg()
+      .toBuffer();
+    const webp = await sharp(await pngOf(20, 10))
+      .webp()
+      .toBuffer();
+    const stream = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('Compare these.', dataUrl('image/jpeg', jpeg), dataUrl('image/webp', webp))],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = '';
+    const finishes: (string | null)[] = [];
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe('chat.completion.chunk');
+      for (const choice of chunk.choices) {
+        content += choice.delta.content ?? '';
+        finishes.push(choice.finish_reason);
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(content).toBe('I see 2 image(s).');
+    expect(finishes.filter((f) => f !== null)).toEqual(['stop']);
+    expect(usage!.completion_tokens).toBe(4);
+    const images = (await received()).received.at(-1)!.messages[1]!.images;
+    expect(images[0]).toEqual({ mime: 'image/jpeg', bytes: jpeg.length, sha256: sha256(jpeg) });
+    expect(images[1]!.mime).toBe('image/png');
+  });
+
+  it('max_tokens reached: finish_reason length', async () => {
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+    });
+    expect(completion.choices[0]!.finish_reason).toBe('length');
+    expect(completion.choices[0]!.message.content).toBe('I see ');
+  });
+
+  describe('bad images: 400 before the backend sees them', () => {
+    const cases: [string, () => Promise<string[]>, RegExp][] = [
+      [
+        'wrong declared type',
+        async () => [dataUrl('image/gif', await pngOf())],
+        /image type image\/gif is not accepted/,
+      ],
+      [
+        'bytes that are not PNG, JPEG or WEBP',
+        async () => [
+          dataUrl(
+            'image/png',
+            await sharp(await pngOf())
+              .gif()
+              .toBuffer(),
+          ),
+        ],
+        /gif image, not PNG, JPEG or WEBP/,
+      ],
+      [
+        'not an image at all',
+        () => Promise.resolve([dataUrl('image/png', Buffer.from('hello world, not a png'))]),
+        /not a readable image/,
+      ],
+      ['bad base64', () => Promise.resolve(['data:image/png;base64,iVBOR$$$w0KGgo==']), /not valid base64/],
+      ['a remote URL', () => Promise.resolve(['https://example.org/xray.png']), /must be a base64 data URL/],
+      [
+        'truncated',
+        async () => {
+          const png = await sharp({ create: { width: 300, height: 300, channels: 3, background: 'white' } })
+            .png({ compressionLevel: 0 })
+            .toBuffer();
+          return [dataUrl('image/png', png.subarray(0, png.length / 2))];
+        },
+        /corrupt or truncated/,
+      ],
+      [
+        'a pixel bomb',
+        async () => [dataUrl('image/png', await pixelBomb(60_000, 60_000))],
+        /60000x60000 \(3600000000 pixels\), over the limit of 50000000/,
+      ],
+      [
+        'too many',
+        async () => {
+          const url = dataUrl('image/png', await pngOf());
+          return [url, url, url, url, url];
+        },
+        /5 images; at most 4/,
+      ],
+    ];
+    it.each(cases)('%s', async (_name, urls, message) => {
+      const before = (await received()).received.length;
+      const refused = await refusal(
+        srv.openai.chat.completions.create({
+          model: MODEL,
+          messages: [imageMessage('What is this?', ...(await urls()))],
+        }),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.message).toMatch(message);
+      expect((await received()).received.length).toBe(before);
+    });
+
+    it('over 50 MB, refused without decoding it', async () => {
+      const size = 50 * 1024 * 1024 + 3;
+      const url = `data:image/jpeg;base64,${'A'.repeat(Math.ceil(size / 3) * 4)}`;
+      const res = await postRaw(srv.url, { model: MODEL, messages: [imageMessage('x', url)] });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('image_too_large');
+      expect(res.body.error.message).toContain('over the limit of 50 MB');
+    });
+
+    it('an image in a system message', async () => {
+      const res = await postRaw(srv.url, {
+        model: MODEL,
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'image_url', image_url: { url: dataUrl('image/png', await pngOf()) } }],
+          },
+          { role: 'user', content: 'hi' },
+        ],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain('user messages only');
+    });
+  });
+
+  it('a request over the context: 400 saying by how much', async () => {
+    const long = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'word '.repeat(3500) }],
+        max_tokens: 1024,
+      }),
+    );
+    expect(long.status).toBe(400);
+    expect(long.code).toBe('context_length_exceeded');
+    expect(long.message).toMatch(/over the context of 4096 tokens/);
+    const url = dataUrl('image/png', await pngOf());
+    const images = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [imageMessage('x', url, url, url, url)],
+        max_tokens: 3000,
+      }),
+    );
+    expect(images.status).toBe(400);
+    expect(images.message).toMatch(/4 image\(s\) at 280 each/);
+    expect(images.message).toMatch(/plus max_tokens 3000 make (\d+), (\d+) over the context/);
+    const [, make, over] = /make (\d+), (\d+) over/.exec(images.message)!;
+    expect(Number(make) - Number(over)).toBe(4096);
+  });
+
+  it('schema errors: 400 (model or messages missing, out of range, unknown model)', async () => {
+    const bad: [unknown, RegExp][] = [
+      [{ messages: [{ role: 'user', content: 'hi' }] }, /body\.model/],
+      [{ model: MODEL }, /body\.messages/],
+      [{ model: MODEL, messages: [] }, /body\.messages/],
+      [{ model: MODEL, messages: [{ role: 'user', content: 'hi' }], temperature: 2.5 }, /body\.temperature/],
+      [{ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4097 }, /body\.max_tokens/],
+      [{ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 0 }, /body\.max_tokens/],
+      [{ model: MODEL, messages: [{ role: 'user', content: [{ type: 'input_audio' }] }] }, /body\.messages/],
+      [{ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, /unknown model "gpt-4o"/],
+    ];
+    for (const [body, message] of bad) {
+      const res = await postRaw(srv.url, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(message);
+    }
+  });
+
+  it('an engine error is a 500 with the engine’s message', async () => {
+    const refused = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'ENGINE_ERROR' }],
+      }),
+    );
+    expect(refused.status).toBe(500);
+    expect(refused.message).toContain('failed to process image');
+  });
+
+  it('the certainty guard hedges an unhedged claim the prompt did not make, streamed or not', async () => {
+    const whole = (await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'CERTAIN: what is it?' }],
+    })) as OpenAI.Chat.ChatCompletion & { clinical_guard: unknown };
+    expect(whole.choices[0]!.message.content).toBe('This is likely pneumonia.');
+    expect(whole.clinical_guard).toEqual({
+      mode: 'rewrite',
+      certainty_phrases: [{ phrase: 'definitely', replacement: 'likely' }],
+    });
+    let streamed = '';
+    for await (const chunk of await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'CERTAIN: what is it?' }],
+      stream: true,
+    })) {
+      streamed += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(streamed).toBe('This is likely pneumonia.');
+    const echoed = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'CERTAIN: the radiologist said it is definitely pneumonia' }],
+    });
+    expect(echoed.choices[0]!.message.content).toBe('This is definitely pneumonia.');
+  });
+
+  it('a client that goes away aborts the backend request', async () => {
+    const before = (await received()).aborted;
+    const controller = new AbortController();
+    const stream = await srv.openai.chat.completions.create(
+      { model: MODEL, messages: [{ role: 'user', content: 'SLOW' }], stream: true, max_tokens: 4000 - 100 },
+      { signal: controller.signal },
+    );
+    let pieces = 0;
+    // The SDK ends the iteration (or throws an abort error, by version) once aborted.
+    await (async () => {
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content) pieces += 1;
+        if (pieces === 3) controller.abort();
+      }
+    })().catch((error: unknown) => {
+      if (!controller.signal.aborted) throw error;
+    });
+    expect(pieces).toBe(3);
+    await waitFor(async () => (await received()).aborted === before + 1, 5000);
+    await waitFor(() => srv.service.kit.gate.running === 0);
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(metrics).toMatch(/medllm_request_aborted_total\{reason="client_closed",service="medllm"\} 1/);
+  });
+
+  it('backend killed: 502, then recovery without restarting the service', async () => {
+    const pid = srv.service.backend.pid!;
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => srv.service.backend.ready === undefined, 5000);
+    const refused = await refusal(
+      srv.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+    );
+    expect(refused.status).toBe(502);
+    const health = await fetch(`${srv.url}/health`);
+    expect(health.status).toBe(502);
+    expect(((await health.json()) as { backend: { detail: string } }).backend.detail).toMatch(
+      /llama-server exited \(signal SIGKILL\)/,
+    );
+    await waitFor(() => srv.service.backend.ready !== undefined, 10_000);
+    expect(srv.service.backend.pid).not.toBe(pid);
+    backendUrl = srv.service.backend.url!;
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi again' }],
+    });
+    expect(completion.choices[0]!.message.content).toBe('I see 0 image(s).');
+    expect((await fetch(`${srv.url}/health`)).status).toBe(200);
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(metrics).toMatch(/medllm_backend_restarts_total\{service="medllm"\} 1/);
+    expect(metrics).toMatch(/medllm_backend_up\{service="medllm"\} 1/);
+  });
+
+  it('metrics: time to first token, inter-token latency, queue time, tokens, images per request', async () => {
+    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
+    for (const name of [
+      'medllm_time_to_first_token_seconds_count',
+      'medllm_inter_token_latency_seconds_count',
+      'medllm_e2e_request_latency_seconds_count',
+      'medllm_request_queue_time_seconds_count',
+    ]) {
+      expect(Number(new RegExp(`${name}\\{service="medllm"\\} (\\d+)`).exec(metrics)?.[1])).toBeGreaterThan(
+        0,
+      );
+    }
+    expect(metrics).toMatch(/medllm_prompt_tokens_total\{service="medllm"\} [1-9]/);
+    expect(metrics).toMatch(/medllm_request_images_bucket\{le="2",service="medllm"\} \d+/);
+    expect(metrics).toMatch(
+      /medllm_images_rejected_total\{reason="image_too_many_pixels",service="medllm"\} 1/,
+    );
+    expect(metrics).toMatch(/medllm_certainty_phrases_total\{action="rewritten",service="medllm"\} 2/);
+  });
+
+  it('no request content in the logs at info or above', () => {
+    const serious = srv.logs
+      .filter((l) => ['info', 'warn', 'error', 'fatal'].includes(l.level as string))
+      .map((l) => JSON.stringify(l));
+    expect(serious.length).toBeGreaterThan(0);
+    for (const line of serious) {
+      expect(line).not.toContain('pneumothorax');
+      expect(line).not.toContain('Describe the chest');
+      expect(line).not.toContain('base64');
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The real llama-server with the tiny generated model and projector.
+
+function llamaServerBinary(): string | undefined {
+  if (process.env.LLAMA_SERVER_PATH !== undefined) return process.env.LLAMA_SERVER_PATH;
+  const script = resolve('services/medllm/scripts/build-llama-server.sh');
+  if (!existsSync(script)) return undefined;
+  try {
+    const out = execFileSync('bash', [script, '--check'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return out.trim().split('\n').at(-1);
+  } catch {
+    return undefined;
+  }
+}
+
+const binary = llamaServerBinary();
+const describeReal = binary !== undefined && existsSync(binary) ? describe : describe.skip;
+if (describeReal === describe.skip) {
+  console.warn(
+    'medllm real-backend tests skipped: llama-server is not built (run services/medllm/scripts/build-llama-server.sh or set LLAMA_SERVER_PATH)',
+  );
+}
+
+describeReal('against the real llama-server with the tiny multimodal model', () => {
+  let srv: TestServer;
+  let imageTokens: number;
+  beforeAll(async () => {
+    const tiny = ensureTinyMtmdGguf();
+    imageTokens = tiny.imageTokens;
+    srv = await startMedllm({
+      LLAMA_SERVER_PATH: binary!,
+      MODEL_PATH: tiny.model,
+      MMPROJ_PATH: tiny.mmproj,
+      CONTEXT_SIZE: '1024',
+      // The tiny projector's embeddings plus the begin and end markers.
+      IMAGE_TOKENS: String(tiny.imageTokens + 2),
+      LLAMA_SERVER_ARGS: '--no-warmup',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    if ((srv as TestServer | undefined) !== undefined) await srv.close();
+  });
+
+  it('text only, whole and streamed', async () => {
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
+      max_tokens: 8,
+      temperature: 0,
+    });
+    expect(completion.choices[0]!.finish_reason).toBe('length');
+    expect(completion.usage!.completion_tokens).toBe(8);
+    let content = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
+      max_tokens: 8,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    })) {
+      content += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(usage).toMatchObject({ completion_tokens: 8, prompt_tokens: completion.usage!.prompt_tokens });
+    expect(content).toBe(completion.choices[0]!.message.content);
+  }, 60_000);
+
+  it('image + text: the image goes through the projector (its tokens in usage), streamed too', async () => {
+    const text = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('What does the image show?')],
+      max_tokens: 4,
+      temperature: 0,
+    });
+    const png = dataUrl('image/png', await pngOf(100, 80));
+    const withImage = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('What does the image show?', png)],
+      max_tokens: 4,
+      temperature: 0,
+    });
+    expect(withImage.usage!.prompt_tokens - text.usage!.prompt_tokens).toBe(imageTokens + 2);
+    const jpeg = dataUrl(
+      'image/jpeg',
+      await sharp(await pngOf(64, 64))
+        .jpeg()
+        .toBuffer(),
+    );
+    const webp = dataUrl(
+      'image/webp',
+      await sharp(await pngOf(64, 64))
+        .webp()
+        .toBuffer(),
+    );
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('Compare.', jpeg, webp)],
+      max_tokens: 4,
+      stream: true,
+      stream_options: { include_usage: true },
+    })) {
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(usage!.completion_tokens).toBe(4);
+    expect(usage!.prompt_tokens).toBeGreaterThan(2 * imageTokens);
+  }, 60_000);
+
+  it('bad image and over the context: 400', async () => {
+    const bomb = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [imageMessage('x', dataUrl('image/png', await pixelBomb(60_000, 60_000)))],
+      }),
+    );
+    expect(bomb.status).toBe(400);
+    const long = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'word '.repeat(900) }],
+        max_tokens: 200,
+      }),
+    );
+    expect(long.status).toBe(400);
+    expect(long.message).toMatch(/over the context of 1024 tokens/);
+  });
+
+  it('a client that goes away frees the backend’s slot', async () => {
+    const controller = new AbortController();
+    const stream = await srv.openai.chat.completions.create(
+      {
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Tell me everything.' }],
+        max_tokens: 700,
+        stream: true,
+      },
+      { signal: controller.signal },
+    );
+    let pieces = 0;
+    await (async () => {
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content) pieces += 1;
+        if (pieces === 2) controller.abort();
+      }
+    })().catch((error: unknown) => {
+      if (!controller.signal.aborted) throw error;
+    });
+    expect(pieces).toBe(2);
+    const slots = async (): Promise<boolean> => {
+      const res = await fetch(`${srv.service.backend.url}/slots`);
+      const body = (await res.json()) as { is_processing: boolean }[];
+      return body.every((s) => !s.is_processing);
+    };
+    await waitFor(slots, 5000);
+  }, 60_000);
+
+  it('backend killed: 502, then recovery without restarting the service', async () => {
+    const pid = srv.service.backend.pid!;
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => srv.service.backend.ready === undefined, 5000);
+    const refused = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+      }),
+    );
+    expect(refused.status).toBe(502);
+    await waitFor(() => srv.service.backend.ready !== undefined, 60_000);
+    const completion = await srv.openai.chat.completions.create({
+      model: MODEL,
+      messages: [imageMessage('again', dataUrl('image/png', await pngOf()))],
+      max_tokens: 2,
+    });
+    expect(completion.usage!.completion_tokens).toBe(2);
+    expect(srv.service.backend.restarts).toBe(1);
+  }, 90_000);
+});
