@@ -48,7 +48,7 @@ export const medllmConfigSchema = kitConfigSchema({
   THREADS: env.int({ min: 1, max: 1024 }).optional(),
   /** Layers offloaded to the GPU (llama-server's -ngl): a number, `auto` or `all`. */
   GPU_LAYERS: z.union([z.enum(['auto', 'all']), env.int({ min: 0, max: 100_000 })]).default('auto'),
-  /** The deployment's system prompt, put before every conversation; empty string: none. */
+  /** The deployment's system prompt, put before every conversation; `none`: no prompt of its own. */
   SYSTEM_PROMPT: z.string().default(DEFAULT_SYSTEM_PROMPT),
   /** `rewrite` (default) hedges unhedged certainty the model did not take from the prompt; `flag` only reports it; `off`. */
   CERTAINTY_GUARD: z.enum(['rewrite', 'flag', 'off']).default('rewrite'),
@@ -76,6 +76,8 @@ export type MedllmConfig = ParsedConfig & {
   /** MMPROJ_PATH, or `<MODELS_DIR>/medllm/mmproj.gguf`. */
   readonly mmprojPath: string;
   readonly threads: number;
+  /** SYSTEM_PROMPT, or '' for `none`. */
+  readonly systemPrompt: string;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -88,5 +90,6 @@ export function loadMedllmConfig(source: Env = process.env): MedllmConfig {
     modelPath: config.MODEL_PATH ?? join(dir, 'model.gguf'),
     mmprojPath: config.MMPROJ_PATH ?? join(dir, 'mmproj.gguf'),
     threads: config.THREADS ?? availableParallelism(),
+    systemPrompt: config.SYSTEM_PROMPT === 'none' ? '' : config.SYSTEM_PROMPT,
   };
 }

@@ -81,7 +81,7 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
           },
         );
       }
-      const plan = planConversation(body.messages, rt.config.SYSTEM_PROMPT);
+      const plan = planConversation(body.messages, rt.config.systemPrompt);
       const client = rt.backend.ready;
       if (client === undefined) {
         throw new BadGatewayError(
