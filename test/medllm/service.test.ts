@@ -553,6 +553,14 @@ describe('against a fake llama-server', () => {
     );
     expect(refused.status).toBe(500);
     expect(refused.message).toContain('failed to process image');
+    const streamed = await refusal(
+      srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'ENGINE_ERROR' }],
+        stream: true,
+      }),
+    );
+    expect(streamed.status).toBe(500);
   });
 
   it('the certainty guard hedges an unhedged claim the prompt did not make, streamed or not', async () => {

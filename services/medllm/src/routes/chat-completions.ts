@@ -118,7 +118,9 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
         created: Math.floor(rt.now().getTime() / 1000),
         model: rt.config.SERVED_MODEL_NAME,
       };
-      const run = measured(rt, client.stream(request, signal), receivedAt, signal);
+      // The first event is awaited before anything is sent, so a backend that refuses or fails at
+      // once (400, 500, 502) answers with that status, streamed or not.
+      const run = await started(measured(rt, client.stream(request, signal), receivedAt, signal));
 
       if (!body.stream) {
         let text = '';
@@ -259,6 +261,23 @@ function backendMessages(
     });
     return { role: m.role, content: parts };
   });
+}
+
+/** Waits for the first event; the returned iterable yields it, then the rest. */
+async function started<T>(events: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const iterator = events[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (first.done === true) return;
+      yield first.value;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done === true) return;
+        yield next.value;
+      }
+    },
+  };
 }
 
 /** The backend's events, with vLLM's timings and counters recorded as they pass. */
