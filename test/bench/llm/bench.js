@@ -3,7 +3,7 @@
 // service's throughput as a ratio to node-llama-cpp called in this process and to llama.cpp's own
 // llama-server, all with the same model, threads, context, prompts and max tokens, greedy.
 // Run by hand: `npm run bench:llm` (the first run builds llama-server, 5-15 min on 2 cores, into
-// ~/.cache/clinicalsuite/llama-server/ with test/bench/llm/build-llama-server.sh). ~6 min a run.
+// ~/.cache/clinicalsuite/llama-server/ with services/medllm/scripts/build-llama-server.sh). ~6 min a run.
 //
 // Rows: `service` (services/llm/dist/main.js as a child, through the `openai` SDK, streamed);
 // `direct` (node-llama-cpp in this process, driven as the service's engine drives it: LlamaChat per
@@ -305,7 +305,7 @@ async function serviceBackend() {
 async function llamaServerBackend() {
   const binary =
     process.env.LLAMA_SERVER ??
-    execFileSync(`${root}test/bench/llm/build-llama-server.sh`, {
+    execFileSync(`${root}services/medllm/scripts/build-llama-server.sh`, {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     })

@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's own `llama-server` (CPU only, Release) from the llama.cpp source that
-# node-llama-cpp bundles (node_modules/node-llama-cpp/llama/gitRelease.bundle: a git bundle of the
-# exact llama.cpp it was built against), so the benchmark compares the service with the same
-# llama.cpp. No network: the source comes from the npm package, the web UI is left out.
+# Builds llama.cpp's own `llama-server` (Release, with its multimodal `mtmd` library: `--mmproj`
+# image input) from the llama.cpp source that node-llama-cpp bundles
+# (node_modules/node-llama-cpp/llama/gitRelease.bundle: a git bundle of the exact llama.cpp it was
+# built against). The medical multimodal LLM service runs it as its backend; the text LLM
+# benchmark (test/bench/llm/bench.js) compares against it. No network: the source comes from the
+# npm package, the web UI is left out.
 #
-# Output: ~/.cache/clinicalsuite/llama-server/<node-llama-cpp version>-<llama.cpp commit>/bin-<CPU variant>/llama-server
-# (override the root with LLAMA_SERVER_CACHE). Skips the build when that binary already exists.
-# Prints the binary's path as the last line. ~10-20 min on 2 cores (make -j2, only the server target).
+# Usage: build-llama-server.sh          build if needed; the binary's path is the last stdout line
+#        build-llama-server.sh --check  print the path and exit 0 if built, else exit 3 (no build)
+#        build-llama-server.sh --path   print the path the binary has (or will have) and exit 0
+#
+# Output: $LLAMA_SERVER_CACHE (default ${CLINICALSUITE_HOME:-~/.cache/clinicalsuite}/llama-server)
+#   /<node-llama-cpp version>-<llama.cpp commit>/bin-<variant>/llama-server
+# where <variant> is the CPU variant (below), or cuda-<arch>-<CPU variant> for a CUDA build.
+# Skips the build when that binary exists. CPU: ~10-20 min cold on 2 cores (JOBS, default 2; only
+# the server target and what it links). Run it with `nice` on a shared machine.
+#
+# GPU: LLAMA_SERVER_GPU=cuda builds with ggml's CUDA backend (needs nvcc; the CUDA toolkit's
+# libraries at run time). One architecture keeps the build short: CMAKE_CUDA_ARCHITECTURES
+# (default `native`: the GPU of the building machine; e.g. 90 for H100/H200, 89 for L4/L40, 80
+# for A100). Then start llama-server with `-ngl 99` (the service's flags are in
+# services/medllm/docs/backend.md). LLAMA_SERVER_GPU=cpu (or unset) builds the CPU binary.
 #
 # CPU kernels: node-llama-cpp's prebuilt binary (GGML_CPU_ALL_VARIANTS, GGML_BACKEND_DL, no
 # OpenMP) loads, at run time, the best of ggml's x86 CPU variants that this CPU supports. Building
@@ -16,6 +30,14 @@
 # the prebuilt sapphirerapids variant runs the same kernel fine. OpenMP off: the prebuilt uses
 # ggml's own thread pool, not libgomp. Set GGML_CPU_VARIANT=native to build with -march=native.
 set -euo pipefail
+
+mode=build
+case "${1:-}" in
+  "") ;;
+  --check) mode=check ;;
+  --path) mode=path ;;
+  *) echo "usage: $0 [--check|--path]" >&2; exit 2 ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 pkg="$root/node_modules/node-llama-cpp"
@@ -51,20 +73,50 @@ for v in "${variants[@]}"; do
     done
   fi
 done
-echo "llama-server: CPU variant ${variant:-native} (${cpu_opts[*]})" >&2
+variant="${variant:-native}"
+
+gpu="${LLAMA_SERVER_GPU:-cpu}"
+case "$gpu" in
+  cpu)
+    gpu_opts=(-DGGML_CUDA=OFF)
+    build_name=build
+    bin_name="bin-$variant"
+    ;;
+  cuda)
+    arch="${CMAKE_CUDA_ARCHITECTURES:-native}"
+    [[ "$arch" =~ ^[0-9A-Za-z_-]+$ ]] || { echo "CMAKE_CUDA_ARCHITECTURES must be one architecture (e.g. 90), got '$arch'" >&2; exit 2; }
+    gpu_opts=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+    build_name="build-cuda-$arch"
+    bin_name="bin-cuda-$arch-$variant"
+    ;;
+  *) echo "LLAMA_SERVER_GPU must be cpu or cuda, got '$gpu'" >&2; exit 2 ;;
+esac
 
 nlc_version="$(node -p "require('$pkg/package.json').version")"
 commit="$(git bundle list-heads "$bundle" | awk 'NR==1 { print substr($1, 1, 10) }')"
-cache="${LLAMA_SERVER_CACHE:-$HOME/.cache/clinicalsuite/llama-server}"
+cache="${LLAMA_SERVER_CACHE:-${CLINICALSUITE_HOME:-$HOME/.cache/clinicalsuite}/llama-server}"
 dir="$cache/$nlc_version-$commit"
-# One source and build tree per llama.cpp; one binary per CPU variant.
-bin="$dir/bin-${variant:-native}/llama-server"
+# One source tree per llama.cpp; one build tree per GPU backend; one binary per variant.
+bin="$dir/$bin_name/llama-server"
 
-if [[ -x "$bin" ]]; then
-  echo "llama-server already built: $bin" >&2
+if [[ $mode == path ]]; then
   echo "$bin"
   exit 0
 fi
+if [[ -x "$bin" ]]; then
+  [[ $mode == check ]] || echo "llama-server already built: $bin" >&2
+  echo "$bin"
+  exit 0
+fi
+if [[ $mode == check ]]; then
+  echo "llama-server is not built ($bin absent): run $0 (10-20 min cold on 2 cores)" >&2
+  exit 3
+fi
+
+if [[ $gpu == cuda ]]; then
+  command -v nvcc >/dev/null || { echo "LLAMA_SERVER_GPU=cuda needs nvcc (the CUDA toolkit) on PATH" >&2; exit 1; }
+fi
+echo "llama-server: $gpu, CPU variant $variant (${cpu_opts[*]})" >&2
 
 mkdir -p "$dir"
 if [[ ! -d "$dir/src/.git" ]]; then
@@ -83,17 +135,22 @@ if [[ -f "$mmq" ]] && ! grep -q 'keep the tile config stores' "$mmq"; then
 fi
 
 jobs="${JOBS:-2}"
-cmake -S "$dir/src" -B "$dir/build" \
+build="$dir/$build_name"
+log="$dir/$build_name"
+cmake -S "$dir/src" -B "$build" \
   -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_SHARED_LIBS=OFF \
   "${cpu_opts[@]}" \
-  -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_OPENMP=OFF \
+  "${gpu_opts[@]}" \
+  -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_OPENMP=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON \
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
-  >"$dir/cmake.log" 2>&1 || { tail -40 "$dir/cmake.log" >&2; exit 1; }
-make -C "$dir/build" -j"$jobs" llama-server >"$dir/make.log" 2>&1 || { tail -40 "$dir/make.log" >&2; exit 1; }
+  >"$log-cmake.log" 2>&1 || { tail -40 "$log-cmake.log" >&2; exit 1; }
+# llama-server links mtmd (tools/mtmd) for --mmproj; the target builds it.
+make -C "$build" -j"$jobs" llama-server >"$log-make.log" 2>&1 || { tail -40 "$log-make.log" >&2; exit 1; }
 
 mkdir -p "$(dirname "$bin")"
-cp "$dir/build/bin/llama-server" "$bin"
+cp "$build/bin/llama-server" "$bin.tmp"
+mv "$bin.tmp" "$bin"
 echo "built $bin" >&2
 echo "$bin"
