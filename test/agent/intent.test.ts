@@ -163,8 +163,9 @@ describe('the rules in detail', () => {
 describe('rule speed', () => {
   // The budget is 0.2 ms a message (about 55 µs alone on this machine; `npm run bench:agent` prints
   // it). Under the whole suite's load a timed test can only catch a pathological regression (a
-  // quadratic pattern), so it allows 1 ms.
-  it('stays far from pathological: under 1 ms per message over the table, 10 ms for 120k chars', () => {
+  // quadratic pattern), so it allows 1 ms a message and 50 ms for 120k chars (0.45 ms alone; a
+  // loaded CI machine saw 10.9 ms; a quadratic pattern would take seconds).
+  it('stays far from pathological: under 1 ms per message over the table, 50 ms for 120k chars', () => {
     const rows = TABLE.map((r) => [r.message, r.hints] as const);
     for (let i = 0; i < 20; i++) for (const [m, h] of rows) detectByRules(m, h);
     // Seven rounds over the table; the median round tells the cost, not a pause of a busy machine.
@@ -195,7 +196,7 @@ describe('rule speed', () => {
       `intent rules speed: mean ${us(median(roundMeans))} µs (median of 7 rounds), p50 ${us(times[Math.floor(times.length / 2)]!)} µs, p99 ${us(times[Math.floor(times.length * 0.99)]!)} µs per message over ${rows.length} rows; a ${long.length}-char message ${median(longTimes).toFixed(2)} ms`,
     );
     expect(median(roundMeans)).toBeLessThan(1);
-    expect(median(longTimes)).toBeLessThan(10);
+    expect(median(longTimes)).toBeLessThan(50);
   });
 });
 
