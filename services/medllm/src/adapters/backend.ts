@@ -38,7 +38,12 @@ const STDERR_TAIL = 8;
 export class ManagedBackend {
   private child: ChildProcess | undefined;
   private client: BackendClient | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * Bumped on every launch and death: a timer or health check begun for an earlier process does
+   * nothing when it fires (a late poll must not cancel the restart that a death scheduled).
+   */
+  private epoch = 0;
   private closed = false;
   private backoff: number;
   private startedOnce = false;
@@ -84,13 +89,15 @@ export class ManagedBackend {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
     this.setState('stopped', 'shutting down');
     await this.stopChild();
   }
 
   private async launch(): Promise<void> {
     if (this.closed) return;
+    this.epoch += 1;
     const missing = [this.options.binary, ...this.options.requiredFiles].filter(
       (path) => path.includes('/') && !existsSync(path),
     );
@@ -103,8 +110,9 @@ export class ManagedBackend {
       this.schedule(Math.min(this.options.maxBackoffMs, 2000), () => void this.launch());
       return;
     }
+    const epoch = this.epoch;
     const port = await freePort();
-    if (this.isClosed()) return;
+    if (this.isClosed() || epoch !== this.epoch) return;
     const args = [...this.options.args, '--host', '127.0.0.1', '--port', String(port)];
     this.tail = [];
     this.failedChecks = 0;
@@ -160,7 +168,7 @@ export class ManagedBackend {
       const client = this.client;
       if (this.closed || this.child !== child || client === undefined) return;
       const health = await client.health();
-      if (this.isClosed() || this.child !== child) return;
+      if (this.isClosed() || this.child !== child || epoch !== this.epoch) return;
       if (health.state === 'ok') {
         this.readyAt = Date.now();
         this.setState('ready');
@@ -184,8 +192,9 @@ export class ManagedBackend {
   private watch(): void {
     if (this.closed || this.client === undefined) return;
     const client = this.client;
+    const epoch = this.epoch;
     void client.health().then((health) => {
-      if (this.closed || client !== this.client) return;
+      if (this.closed || client !== this.client || epoch !== this.epoch) return;
       if (health.state === 'ok') {
         this.failedChecks = 0;
         if (this.currentState !== 'ready') {
@@ -215,6 +224,7 @@ export class ManagedBackend {
     if (this.closed) return;
     // A backend that served for a minute earns a fresh backoff; one that keeps dying waits longer.
     if (this.readyAt !== 0 && Date.now() - this.readyAt > 60_000) this.backoff = this.options.backoffMs;
+    this.epoch += 1;
     const delay = this.backoff;
     this.backoff = Math.min(this.options.maxBackoffMs, this.backoff * 2);
     this.readyAt = 0;
@@ -241,9 +251,13 @@ export class ManagedBackend {
 
   private schedule(ms: number, fn: () => void): void {
     if (this.closed) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(fn, ms);
-    this.timer.unref();
+    const epoch = this.epoch;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.closed && epoch === this.epoch) fn();
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
   }
 
   private async stopChild(): Promise<void> {
