@@ -11,13 +11,13 @@
 //                guard (rewrite: it holds back 40 characters, which shows in the time to the first
 //                visible token), SSE re-framing;
 //   front, guard off   the same with CERTAINTY_GUARD=off.
-// Prompt caching is off (`cache_prompt` is not sent; llama-server caches by default, so the same
-// prompt twice would skip its prefill): each request has a distinct first line.
+// Every row gets the same prompt in a round, numbered per row ("Case 1010.", "Case 1011." …) so
+// llama-server's prompt cache (on by default) cannot skip one row's prefill with another's.
 //
 // Model: MODEL_PATH and MMPROJ_PATH (e.g. MedGemma 4B IT's GGUF and mmproj), else the tiny
 // generated multimodal model the tests write into the temp dir (run test/medllm/service.test.ts
 // once). llama-server: LLAMA_SERVER_PATH, else services/medllm/scripts/build-llama-server.sh --check.
-// Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (64), BENCH_ROUNDS (5), BENCH_CONTEXT (4096),
+// Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (64), BENCH_ROUNDS (10), BENCH_CONTEXT (4096),
 // BENCH_IMAGE_SIZE (512: the test image's side in pixels).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -32,7 +32,7 @@ import { DEFAULT_SYSTEM_PROMPT } from '../../../services/medllm/dist/config.js';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
 const MAX_TOKENS = Number(process.env.BENCH_MAX_TOKENS ?? '64');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '5');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '10');
 const CONTEXT = Number(process.env.BENCH_CONTEXT ?? '4096');
 const IMAGE_SIZE = Number(process.env.BENCH_IMAGE_SIZE ?? '512');
 const MODEL = 'medmodel-1.5-4b-it';
@@ -259,10 +259,8 @@ async function main() {
       `image ${IMAGE_SIZE}x${IMAGE_SIZE} PNG (${Math.round((image.length * 3) / 4 / 1024)} KiB); load ${loadavg()[0].toFixed(2)}`,
   );
   // Warm-up: one of each kind on each row (first image request loads the vision graph).
-  let n = 0;
-  const content = (kind) => {
-    n += 1;
-    const text = `Case ${n}. ${PROMPTS[n % PROMPTS.length]}`;
+  const content = (kind, round, row) => {
+    const text = `Case ${1000 + round * 10 + row}. ${PROMPTS[(round + PROMPTS.length) % PROMPTS.length]}`;
     return kind === 'text'
       ? text
       : [
@@ -270,12 +268,13 @@ async function main() {
           { type: 'image_url', image_url: { url: image } },
         ];
   };
-  for (const row of rows)
-    for (const kind of ['text', 'image']) await once(row.client, content(kind), row.system);
+  for (const [i, row] of rows.entries()) {
+    for (const kind of ['text', 'image']) await once(row.client, content(kind, -1, i), row.system);
+  }
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of ['text', 'image']) {
       for (const row of round % 2 === 0 ? rows : [...rows].reverse()) {
-        row.results[kind].push(await once(row.client, content(kind), row.system));
+        row.results[kind].push(await once(row.client, content(kind, round, rows.indexOf(row)), row.system));
       }
     }
   }
@@ -284,7 +283,7 @@ async function main() {
   const num = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   console.log(
     `\n${pad('row', 18)}${pad('kind', 7)}${pad('prompt tok', 12)}${pad('gen tok', 9)}${pad('TTFT ms', 10)}${pad('tok/s', 9)}${pad('e2e ms', 9)}` +
-      `${pad('TTFT ×direct', 14)}${pad('e2e ×direct', 13)}`,
+      `${pad('TTFT ×direct', 14)}${pad('e2e ×direct', 13)}${pad('TTFT +ms', 10)}e2e +ms`,
   );
   const direct = rows[0];
   for (const kind of ['text', 'image']) {
@@ -299,13 +298,15 @@ async function main() {
       console.log(
         `${pad(row.name, 18)}${pad(kind === 'text' ? 'text' : 'image', 7)}${pad(median(rs.map((r) => r.promptTokens)), 12)}` +
           `${pad(median(rs.map((r) => r.tokens)), 9)}${pad(num(ttft), 10)}${pad(num(median(rs.map((r) => r.tps))), 9)}${pad(num(e2e), 9)}` +
-          `${pad(row === direct ? '1.00' : num(ttft / base.ttft, 2), 14)}${pad(row === direct ? '1.00' : num(e2e / base.e2e, 2), 13)}`,
+          `${pad(row === direct ? '1.00' : num(ttft / base.ttft, 2), 14)}${pad(row === direct ? '1.00' : num(e2e / base.e2e, 2), 13)}` +
+          `${pad(row === direct ? '0' : num(ttft - base.ttft), 10)}${row === direct ? '0' : num(e2e - base.e2e)}`,
       );
     }
   }
   console.log(
     '\nmedians of the rounds; TTFT = send to first visible content; tok/s = completion tokens after the first / time after the first; ' +
-      `ratios > 1 are the front's cost. Load after: ${loadavg()[0].toFixed(2)}`,
+      "ratios > 1 and +ms are the front's cost (a fixed few ms a request weighs heavily on the tiny model's " +
+      `millisecond replies, little on a real model's). Load after: ${loadavg()[0].toFixed(2)}`,
   );
   stop();
   await sleep(200);
