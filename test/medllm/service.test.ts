@@ -283,6 +283,62 @@ describe('without a backend binary', () => {
   });
 });
 
+describe('a backend that cannot load its model', () => {
+  let dir: string;
+  let srv: TestServer;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'medllm-broken-'));
+    const binary = join(dir, 'llama-server');
+    // What llama-server prints and does for a GGUF it cannot read.
+    writeFileSync(
+      binary,
+      `#!${process.execPath}\nconsole.error('llama_model_load: error loading model: tensor data is not within the file bounds');\n` +
+        "console.error('main: exiting due to model loading error');\nprocess.exit(1);\n",
+    );
+    chmodSync(binary, 0o755);
+    writeFileSync(join(dir, 'model.gguf'), 'truncated');
+    writeFileSync(join(dir, 'mmproj.gguf'), 'truncated');
+    srv = await startMedllm(
+      {
+        LLAMA_SERVER_PATH: binary,
+        MODEL_PATH: join(dir, 'model.gguf'),
+        MMPROJ_PATH: join(dir, 'mmproj.gguf'),
+        BACKEND_BACKOFF_MS: '50',
+        BACKEND_MAX_BACKOFF_MS: '400',
+      },
+      false,
+    );
+  });
+  afterAll(async () => {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('/health says why (llama-server’s own words) and the restarts back off', async () => {
+    await waitFor(() => srv.service.backend.restarts >= 4, 10_000);
+    const health = await fetch(`${srv.url}/health`);
+    expect(health.status).toBe(502);
+    const body = (await health.json()) as { backend: { state: string; detail: string; restarts: number } };
+    expect(body.backend.state).toMatch(/restarting|starting/);
+    if (body.backend.state === 'restarting') {
+      expect(body.backend.detail).toMatch(
+        /llama-server exited \(code 1\): .*tensor data is not within the file bounds.*; restarting in (200|400) ms/,
+      );
+    }
+    const warnings = srv.logs.filter((l) => l.level === 'warn').map((l) => String(l.msg));
+    expect(warnings.some((m) => m.includes('error loading model'))).toBe(true);
+    const delays = srv.logs.filter((l) => typeof l.restartInMs === 'number').map((l) => l.restartInMs);
+    expect(delays.slice(0, 4)).toEqual([50, 100, 200, 400]);
+    expect(
+      (
+        await refusal(
+          srv.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+        )
+      ).status,
+    ).toBe(502);
+  });
+});
+
 describe('against a fake llama-server', () => {
   let dir: string;
   let srv: TestServer;
