@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { defaultModelsDir } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
@@ -73,7 +73,7 @@ type ParsedConfig = z.output<typeof medllmConfigSchema>;
 export type MedllmConfig = ParsedConfig & {
   /** MODEL_PATH, or `<MODELS_DIR>/medllm/model.gguf`. */
   readonly modelPath: string;
-  /** MMPROJ_PATH, or `<MODELS_DIR>/medllm/mmproj.gguf`. */
+  /** MMPROJ_PATH, or `mmproj.gguf` next to the model (the operator sets MODEL_PATH from the spec's `model`). */
   readonly mmprojPath: string;
   readonly threads: number;
   /** SYSTEM_PROMPT, or '' for `none`. */
@@ -84,11 +84,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadMedllmConfig(source: Env = process.env): MedllmConfig {
   const config = loadConfig(medllmConfigSchema, source);
-  const dir = join(config.MODELS_DIR ?? defaultModelsDir(source), 'medllm');
+  const modelPath =
+    config.MODEL_PATH ?? join(config.MODELS_DIR ?? defaultModelsDir(source), 'medllm', 'model.gguf');
   return {
     ...config,
-    modelPath: config.MODEL_PATH ?? join(dir, 'model.gguf'),
-    mmprojPath: config.MMPROJ_PATH ?? join(dir, 'mmproj.gguf'),
+    modelPath,
+    mmprojPath: config.MMPROJ_PATH ?? join(dirname(modelPath), 'mmproj.gguf'),
     threads: config.THREADS ?? availableParallelism(),
     systemPrompt: config.SYSTEM_PROMPT === 'none' ? '' : config.SYSTEM_PROMPT,
   };
