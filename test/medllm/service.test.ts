@@ -147,7 +147,8 @@ async function startMedllm(env: Record<string, string>, waitReady = true): Promi
     THREADS: '1',
     GPU_LAYERS: '0',
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-    BACKEND_BACKOFF_MS: '100',
+    // Long enough that a request right after a kill finds the backend down (502), short for tests.
+    BACKEND_BACKOFF_MS: '500',
     BACKEND_HEALTH_INTERVAL_MS: '200',
     SHUTDOWN_GRACE_MS: '500',
     LOG_LEVEL: 'debug',
@@ -672,7 +673,21 @@ describe('against a fake llama-server', () => {
     await waitFor(async () => (await received()).aborted === before + 1, 5000);
     await waitFor(() => srv.service.kit.gate.running === 0);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
-    expect(metrics).toMatch(/medllm_request_aborted_total\{reason="client_closed",service="medllm"\} 1/);
+    expect(metrics).toMatch(/medllm_request_aborted_total\{reason="client_closed",service="medllm"\} [12]/);
+  });
+
+  it('a client of a whole (not streamed) reply that goes away aborts the backend request too', async () => {
+    const before = (await received()).aborted;
+    const controller = new AbortController();
+    const pending = srv.openai.chat.completions.create(
+      { model: MODEL, messages: [{ role: 'user', content: 'SLOW, whole' }], max_tokens: 3000 },
+      { signal: controller.signal },
+    );
+    await waitFor(async () => (await received()).received.at(-1)?.messages.at(-1)?.text === 'SLOW, whole');
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    await waitFor(async () => (await received()).aborted === before + 1, 5000);
+    await waitFor(() => srv.service.kit.gate.running === 0);
   });
 
   it('backend killed: 502, then recovery without restarting the service', async () => {
