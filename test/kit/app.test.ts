@@ -112,6 +112,14 @@ describe('metrics, docs, GPU status and logs', () => {
               return { chars: body.prompt.length };
             },
           }),
+          defineRoute({
+            method: 'post',
+            path: '/v1/echo',
+            summary: 'Echo (an API whose spec answers a schema error with 400)',
+            body: z.object({ model: z.string() }),
+            validationStatus: 400,
+            handler: ({ body }) => ({ model: body.model }),
+          }),
         ],
       },
       { NVIDIA_SMI_PATH: fake },
@@ -179,6 +187,19 @@ describe('metrics, docs, GPU status and logs', () => {
     expect(body.gpus).toHaveLength(2);
   });
 
+  it('answers a schema error with the route’s validation status and the same field list', async () => {
+    const res = await fetch(`${srv.url}/v1/echo`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({}),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; param?: string } };
+    expect(body.error).toMatchObject({ code: 'validation_error', param: 'model' });
+    const ok = await fetch(`${srv.url}/v1/echo`, { method: 'POST', headers: auth, body: '{"model":"m"}' });
+    expect([ok.status, await ok.json()]).toEqual([200, { model: 'm' }]);
+  });
+
   it('serves OpenAPI 3.1 generated from the zod schemas', async () => {
     const doc = (await (await fetch(`${srv.url}/openapi.json`)).json()) as {
       openapi: string;
@@ -204,6 +225,10 @@ describe('metrics, docs, GPU status and logs', () => {
     expect(Object.keys(op?.responses ?? {})).toEqual(
       expect.arrayContaining(['200', '401', '422', '429', '503', '504']),
     );
+    // A route whose spec says 400 documents 400 for a schema error, and no 422.
+    const echo = doc.paths['/v1/echo']?.post;
+    expect(Object.keys(echo?.responses ?? {})).toContain('400');
+    expect(Object.keys(echo?.responses ?? {})).not.toContain('422');
     expect(doc.paths['/gpu_status']?.get).toBeDefined();
     expect(doc.paths['/livez']?.get).toMatchObject({ security: [] });
   });

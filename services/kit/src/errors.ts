@@ -80,11 +80,13 @@ export class UnsupportedMediaTypeError extends HttpError {
 }
 
 export class ValidationError extends HttpError {
-  readonly status = 422;
+  /** 422 by default; 400 where an API's own spec says so (OpenAI-style chat completions). */
+  readonly status: 400 | 422;
   readonly code = 'validation_error';
   readonly issues: readonly FieldIssue[];
-  constructor(issues: readonly FieldIssue[], options: HttpErrorOptions = {}) {
+  constructor(issues: readonly FieldIssue[], options: HttpErrorOptions & { status?: 400 | 422 } = {}) {
     super(describeIssues(issues), { ...options, ...paramOf(issues) });
+    this.status = options.status ?? 422;
     this.issues = issues;
   }
 }

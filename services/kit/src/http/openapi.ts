@@ -86,7 +86,11 @@ function operation(route: AnyRoute, info: OpenApiInfo): Record<string, unknown> 
   const standard: [number, string, boolean][] = [
     [401, 'Missing or invalid bearer token', info.authenticated && route.auth !== false],
     [413, 'Request body too large', route.body !== undefined],
-    [422, 'Validation failed; lists the failing fields', Boolean(route.body ?? route.query ?? route.params)],
+    [
+      route.validationStatus ?? 422,
+      'Validation failed; lists the failing fields',
+      Boolean(route.body ?? route.query ?? route.params),
+    ],
     [429, 'Too many requests in work and waiting; see Retry-After', isGated(route)],
     [503, 'Service not ready (model loading)', route.requiresReady ?? isGated(route)],
     [504, 'Request deadline exceeded; the work was stopped', isGated(route)],

@@ -58,6 +58,7 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
     response: ChatCompletionSchema,
     requiresReady: false,
     gated: true,
+    validationStatus: 400,
     responses: {
       400: {
         description:
