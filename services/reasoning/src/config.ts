@@ -47,8 +47,13 @@ export const reasoningConfigSchema = kitConfigSchema({
   /** Where the engine runs: auto (CUDA when a GPU is visible), cpu, cuda (falls back to CPU, reported). */
   REASONING_DEVICE: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
   REASONING_CUDA_DEVICE_ID: env.int({ min: 0, max: 64 }).default(0),
-  /** How long the first queued request waits for others to share its engine run, in ms. */
-  REASONING_BATCH_WINDOW_MS: env.number({ min: 0, max: 1000 }).default(2),
+  /**
+   * How long the first request reaching an idle engine waits for others to share its run, in ms.
+   * 0 (default): requests that arrive together, and all that arrive while a run is in flight, still
+   * share runs; a lone request is not held (the bench: 1.3 ms inference instead of 2.3 ms at
+   * concurrency 1, the same requests/s at 8).
+   */
+  REASONING_BATCH_WINDOW_MS: env.number({ min: 0, max: 1000 }).default(0),
   /** Most requests in one engine run. */
   REASONING_MAX_BATCH: env.int({ min: 1, max: 4096 }).default(64),
   /** onnxruntime intra-op threads. */
