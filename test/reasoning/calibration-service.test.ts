@@ -1,9 +1,10 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { describe, expect, it } from '@jest/globals';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   compileModel,
+  parseCalibration,
   ReferenceEngine,
   type Calibration,
 } from '../../services/reasoning/src/engine/index.js';
@@ -221,6 +222,39 @@ describe('REASONING_CALIBRATION', () => {
       expect(h.body.reason).toContain(
         `the calibration ${join(dir, 'nope.json')} (REASONING_CALIBRATION) cannot be read`,
       );
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('the shipped calibration', () => {
+  it('is for the shipped primary-care base as it is now (refit α whenever the base changes)', async () => {
+    const dir = new URL('../../services/reasoning/kb/primary-care/', import.meta.url);
+    const calibration = parseCalibration(
+      JSON.parse(await readFile(new URL('calibration.json', dir), 'utf8')),
+    );
+    const manifest = JSON.parse(await readFile(new URL('kb.json', dir), 'utf8')) as {
+      id: string;
+      version: string;
+    };
+    expect(`${calibration.kbId}@${calibration.kbVersion}`).toBe(`${manifest.id}@${manifest.version}`);
+    expect(calibration.alpha).toBeGreaterThan(0);
+    expect(calibration.fit?.cases).toBeGreaterThan(0);
+    expect(calibration.fit?.atBound).toBe(false);
+  });
+
+  it('is loaded by default on the shipped base and reported in model.calibration', async () => {
+    const srv = await startReasoning();
+    try {
+      expect((await health(srv.url)).status).toBe(200);
+      const r = await diagnosis(srv.url, {
+        text: 'High fever, headache and muscle aches. No cough.',
+        use_llm: false,
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.model.calibration.source).toMatch(/kb\/primary-care\/calibration\.json$/);
+      expect(r.body.model.calibration.alpha).toBeGreaterThan(0);
     } finally {
       await srv.close();
     }
