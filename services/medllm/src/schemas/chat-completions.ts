@@ -1,3 +1,7 @@
+import {
+  ChatCompletionChunkSchema as OpenAiChatCompletionChunkSchema,
+  ChatCompletionSchema as OpenAiChatCompletionSchema,
+} from '@clinicalsuite/kit/llm';
 import { z } from 'zod';
 
 /**
@@ -48,12 +52,6 @@ export const ChatCompletionRequestSchema = z.object({
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
 
-export const UsageSchema = z.object({
-  prompt_tokens: z.number().int(),
-  completion_tokens: z.number().int(),
-  total_tokens: z.number().int(),
-});
-
 export const ClinicalGuardSchema = z
   .object({
     mode: z.enum(['rewrite', 'flag', 'off']),
@@ -66,36 +64,13 @@ export const ClinicalGuardSchema = z
   })
   .describe('What the certainty guard found in the reply (see README)');
 
-export const ChatCompletionSchema = z.object({
-  id: z.string(),
-  object: z.literal('chat.completion'),
-  created: z.number().int(),
-  model: z.string(),
-  choices: z.array(
-    z.object({
-      index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string() }),
-      finish_reason: z.string(),
-    }),
-  ),
-  usage: UsageSchema,
+/** The kit's OpenAI chat completion, with what the certainty guard found. */
+export const ChatCompletionSchema = OpenAiChatCompletionSchema.extend({
   clinical_guard: ClinicalGuardSchema,
 });
 export type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
 
-export const ChatCompletionChunkSchema = z.object({
-  id: z.string(),
-  object: z.literal('chat.completion.chunk'),
-  created: z.number().int(),
-  model: z.string(),
-  choices: z.array(
-    z.object({
-      index: z.number().int(),
-      delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
-      finish_reason: z.string().nullable(),
-    }),
-  ),
-  usage: UsageSchema.nullable().optional(),
+export const ChatCompletionChunkSchema = OpenAiChatCompletionChunkSchema.extend({
   clinical_guard: ClinicalGuardSchema.optional().describe('On the chunk with the finish reason'),
 });
 
