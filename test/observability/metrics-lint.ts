@@ -249,8 +249,11 @@ export function parseExposition(text: string): Parsed {
       errors.push({ metric: name, message: `line ${index + 1}: ${labels}` });
       continue;
     }
-    const value = Number(valueText.replace(/^\+Inf$/, 'Infinity').replace(/^-Inf$/, '-Infinity'));
-    if (Number.isNaN(value) && valueText !== 'NaN')
+    // As Prometheus reads it (Go's ParseFloat): NaN and Inf in any case (prom-client writes "Nan").
+    const value = /^nan$/i.test(valueText)
+      ? NaN
+      : Number(valueText.replace(/^([+-]?)inf(inity)?$/i, (_, sign: string) => `${sign}Infinity`));
+    if (Number.isNaN(value) && !/^nan$/i.test(valueText))
       errors.push({ metric: name, message: `line ${index + 1}: bad value "${valueText}"` });
     const family = familyOf(name, families) ?? declare(name);
     family.samples.push({ name, labels, value });
