@@ -148,7 +148,7 @@ describe('the checker', () => {
     ],
     [
       'milliseconds',
-      '# HELP demo_latency_milliseconds x\n# TYPE demo_latency_milliseconds gauge\ndemo_latency_milliseconds 1\n',
+      '# HELP demo_wait_milliseconds x\n# TYPE demo_wait_milliseconds gauge\ndemo_wait_milliseconds 1\n',
       'base-unit',
     ],
     ['ms', '# HELP demo_wait_ms x\n# TYPE demo_wait_ms gauge\ndemo_wait_ms 1\n', 'base-unit'],
@@ -166,6 +166,21 @@ describe('the checker', () => {
       'unit not at the end',
       '# HELP demo_seconds_waited x\n# TYPE demo_seconds_waited gauge\ndemo_seconds_waited 1\n',
       'unit-suffix',
+    ],
+    [
+      'duration without seconds',
+      '# HELP demo_run_duration x\n# TYPE demo_run_duration histogram\ndemo_run_duration_count 1\n',
+      'missing-unit',
+    ],
+    [
+      'timestamp without seconds',
+      '# HELP demo_last_seen_timestamp x\n# TYPE demo_last_seen_timestamp gauge\ndemo_last_seen_timestamp 1\n',
+      'missing-unit',
+    ],
+    [
+      'a ratio in percent',
+      '# HELP demo_cache_ratio x\n# TYPE demo_cache_ratio gauge\ndemo_cache_ratio 87\n',
+      'ratio-range',
     ],
   ])('catches a metric name: %s', (_what, text, rule) => {
     expect(rulesOf(lint(text))).toEqual([rule]);

@@ -15,6 +15,9 @@
  *  - base-unit: no non-base units (milliseconds, minutes, kilobytes, percent...): seconds, bytes,
  *    ratio 0..1.
  *  - unit-suffix: a unit word (`seconds`, `bytes`, ...) is the suffix (only `_total` after it).
+ *  - missing-unit: a name that says it measures time (`duration`, `latency`, `timestamp`, ...) ends
+ *    in `_seconds` (`_seconds_total` on counters).
+ *  - ratio-range: a gauge named `_ratio` holds values in 0..1, not percent.
  *  - label-name-format: label names snake_case, not `__`-reserved.
  *  - label-unbounded-name: a label whose name says ids, paths, user text (`id`, `*_id`, `path`,
  *    `url`, `user`, `session`, `prompt`, `text`, `query`, `email`, `name`...), except the documented
@@ -51,6 +54,8 @@ export type Rule =
   | 'reserved-suffix'
   | 'base-unit'
   | 'unit-suffix'
+  | 'missing-unit'
+  | 'ratio-range'
   | 'label-name-format'
   | 'label-unbounded-name'
   | 'route-template'
@@ -125,6 +130,8 @@ const BASE_UNITS = new Set([
   'grams',
 ]);
 const RESERVED_SUFFIXES = ['_count', '_sum', '_bucket'] as const;
+/** Words that say a metric measures time, which then needs the seconds unit. */
+const TIME_WORDS = new Set(['duration', 'latency', 'elapsed', 'uptime', 'timestamp', 'delay', 'age']);
 
 /** Label name words that say the values are ids, paths or user text (unbounded). */
 const UNBOUNDED_LABEL_WORDS = new Set([
@@ -308,6 +315,13 @@ function checkName(
         `the unit "${nameWords[unitAt] ?? ''}" must be the name's suffix (only "_total" after it)`,
       );
   }
+  const timeWord = nameWords.find((word) => TIME_WORDS.has(word));
+  if (timeWord !== undefined && !/_seconds(_total)?$/.test(name))
+    problem('missing-unit', `"${timeWord}" measures time: the name must end in "_seconds" (a base unit)`);
+}
+
+function isRatioGauge(family: Family): boolean {
+  return family.name.endsWith('_ratio') && (family.type === 'gauge' || family.type === 'untyped');
 }
 
 /** Lints one scrape of one service. */
@@ -333,6 +347,15 @@ export function lintExposition(text: string, options: LintOptions): Problem[] {
     if (family.help === null || family.help === '') problem('missing-help', 'no HELP text');
     if (family.type === null) problem('missing-type', 'no TYPE');
     checkName(family, prefixes, problem);
+
+    if (isRatioGauge(family)) {
+      const outside = family.samples.find((x) => x.value < 0 || x.value > 1);
+      if (outside !== undefined)
+        problem(
+          'ratio-range',
+          `a ratio must be 0..1, found ${String(outside.value)} (percent is not a base unit)`,
+        );
+    }
 
     const values = new Map<string, Set<string>>();
     for (const sample of family.samples) {
