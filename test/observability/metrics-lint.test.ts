@@ -1,7 +1,6 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConcurrencyGate, createMetrics } from '@clinicalsuite/kit';
@@ -434,8 +433,6 @@ const cleanup: (() => void)[] = [];
 let llm: LlmTestServer | undefined;
 
 async function startAll(): Promise<void> {
-  const tmp = mkdtempSync(join(tmpdir(), 'metrics-lint-'));
-  cleanup.push(() => rmSync(tmp, { recursive: true, force: true }));
   const attempt = async (name: string, start: () => Promise<Running | string>): Promise<void> => {
     try {
       const result = await start();
