@@ -8,12 +8,13 @@ import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import sharp from 'sharp';
-import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
-import { buildMedllmApp, type MedllmService } from '../../services/medllm/src/app.js';
-import { DEFAULT_SYSTEM_PROMPT, loadMedllmConfig } from '../../services/medllm/src/config.js';
+import { type RunningServer } from '@clinicalsuite/kit';
+import { type MedllmService } from '../../services/medllm/src/app.js';
+import { DEFAULT_SYSTEM_PROMPT } from '../../services/medllm/src/config.js';
 import { guardText } from '../../services/medllm/src/domain/certainty.js';
 import { ensureTinyMtmdGguf } from '../fixtures/models/tiny-mtmd-gguf.js';
-import { captureLogs } from '../kit/helpers.js';
+import { waitFor } from '../kit/helpers.js';
+import { startMedllmService } from './helpers.js';
 
 /**
  * The medical multimodal LLM service through the official `openai` SDK, twice: against a fake
@@ -141,44 +142,10 @@ interface TestServer {
 }
 
 async function startMedllm(env: Record<string, string>, waitReady = true): Promise<TestServer> {
-  const config = loadMedllmConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    THREADS: '1',
-    GPU_LAYERS: '0',
-    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-    // Long enough that a request right after a kill finds the backend down (502), short for tests.
-    BACKEND_BACKOFF_MS: '500',
-    BACKEND_HEALTH_INTERVAL_MS: '200',
-    SHUTDOWN_GRACE_MS: '500',
-    LOG_LEVEL: 'debug',
-    ...env,
-  });
-  const { logs, destination } = captureLogs();
-  const service = buildMedllmApp({
-    config,
-    logger: createLogger({ service: 'medllm', level: config.LOG_LEVEL, destination }),
-    processMetrics: false,
-  });
-  const server = await serve(service.kit, {
-    signals: [],
-    exit: false,
-    onShutdown: () => service.backend.close(),
-  });
-  service.backend.start();
+  const { service, server, logs } = await startMedllmService(env);
   if (waitReady) await waitFor(() => service.backend.ready !== undefined, 60_000);
   const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   return { service, server, url: server.url, openai, logs, close: () => server.shutdown('test finished') };
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(20);
-  }
 }
 
 /** The SDK's error for a refused request. */
@@ -263,7 +230,7 @@ describe('without a backend binary', () => {
   afterAll(() => srv.close());
 
   it('/health answers 502 naming what is missing, completions 502', async () => {
-    await waitFor(() => srv.service.backend.state === 'waiting');
+    await waitFor(() => srv.service.backend.state === 'waiting', 10_000);
     const health = await fetch(`${srv.url}/health`);
     expect(health.status).toBe(502);
     const body = (await health.json()) as { status: string; backend: { state: string; detail: string } };
@@ -671,7 +638,7 @@ describe('against a fake llama-server', () => {
     });
     expect(pieces).toBe(3);
     await waitFor(async () => (await received()).aborted === before + 1, 5000);
-    await waitFor(() => srv.service.kit.gate.running === 0);
+    await waitFor(() => srv.service.kit.gate.running === 0, 10_000);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
     expect(metrics).toMatch(/medllm_request_aborted_total\{reason="client_closed",service="medllm"\} [12]/);
   });
@@ -683,11 +650,14 @@ describe('against a fake llama-server', () => {
       { model: MODEL, messages: [{ role: 'user', content: 'SLOW, whole' }], max_tokens: 3000 },
       { signal: controller.signal },
     );
-    await waitFor(async () => (await received()).received.at(-1)?.messages.at(-1)?.text === 'SLOW, whole');
+    await waitFor(
+      async () => (await received()).received.at(-1)?.messages.at(-1)?.text === 'SLOW, whole',
+      10_000,
+    );
     controller.abort();
     await expect(pending).rejects.toThrow();
     await waitFor(async () => (await received()).aborted === before + 1, 5000);
-    await waitFor(() => srv.service.kit.gate.running === 0);
+    await waitFor(() => srv.service.kit.gate.running === 0, 10_000);
   });
 
   it('backend killed: 502, then recovery without restarting the service', async () => {
