@@ -25,8 +25,8 @@
 // service refuses it for any other. Exit status: 0 done, 1 when some request failed (the fit used
 // the others), 2 on bad usage, a base that cannot be loaded or a service that cannot be started.
 import { writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   crossValidate,
   DEFAULT_FOLDS,
@@ -34,53 +34,31 @@ import {
   labelCase,
   responseFindings,
 } from './calibrate-lib.js';
-import { CaseFileError, loadCaseFile } from './lib.js';
-import { postDiagnosis, ROOT, ServiceStartError, startService } from './service.js';
+import { connect, parseArgs as parseCommonArgs, REQUEST_TIMEOUT_MS, runMain, UsageError } from './cli.js';
+import { loadCaseFile } from './lib.js';
+import { postDiagnosis, ROOT, ServiceStartError } from './service.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DEFAULT_CASES = join(here, 'cases/primary-care.json');
-const HEALTH_TIMEOUT_MS = Number(process.env['EVAL_HEALTH_TIMEOUT_MS'] ?? 120_000);
-const REQUEST_TIMEOUT_MS = Number(process.env['EVAL_REQUEST_TIMEOUT_MS'] ?? 120_000);
 const USAGE =
   'usage: node test/eval/reasoning/calibrate.js [cases.json] [--url URL] [--rules-only] [--folds K] [--out FILE] [--json REPORT]';
 
-class UsageError extends Error {}
-
 /** @param {string[]} argv */
 function parseArgs(argv) {
-  /** @type {{ cases: string, url: string | null, rulesOnly: boolean, folds: number, out: string | null, json: string | null }} */
-  const options = {
-    cases: DEFAULT_CASES,
-    url: null,
-    rulesOnly: false,
+  const defaults = {
     folds: DEFAULT_FOLDS,
-    out: null,
-    json: null,
+    out: /** @type {string | null} */ (null),
+    json: /** @type {string | null} */ (null),
   };
-  let positional = 0;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i] ?? '';
-    const value = () => {
-      const v = argv[i + 1];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${arg} needs a value`);
-      i += 1;
-      return v;
-    };
-    if (arg === '--url') options.url = value().replace(/\/+$/, '');
-    else if (arg === '--rules-only') options.rulesOnly = true;
-    else if (arg === '--out') options.out = resolve(value());
+  return parseCommonArgs(argv, defaults, (options, arg, value) => {
+    if (arg === '--out') options.out = resolve(value());
     else if (arg === '--json') options.json = resolve(value());
     else if (arg === '--folds') {
       const k = Number(value());
       if (!Number.isInteger(k) || k < 2 || k > 50)
         throw new UsageError('--folds must be an integer from 2 to 50');
       options.folds = k;
-    } else if (arg === '--help' || arg === '-h') throw new UsageError('');
-    else if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
-    else if (positional++ === 0) options.cases = resolve(arg);
-    else throw new UsageError(`unexpected argument ${arg}`);
-  }
-  return options;
+    } else return false;
+    return true;
+  });
 }
 
 /** @param {string} rel */
@@ -124,13 +102,7 @@ async function main() {
   );
 
   // The service (uncalibrated, so a stale calibration.json cannot stop it) extracts the findings.
-  const service =
-    options.url === null
-      ? await startService({
-          env: { ...process.env, REASONING_CALIBRATION: 'none' },
-          healthTimeoutMs: HEALTH_TIMEOUT_MS,
-        })
-      : { url: options.url, stop: async () => {} };
+  const service = await connect(options.url, { ...process.env, REASONING_CALIBRATION: 'none' });
   /** @type {{ id: string, expected: string, findings: { feature: string, present: boolean, certainty: number }[] }[]} */
   const extracted = [];
   /** @type {{ id: string, error: string }[]} */
@@ -247,16 +219,4 @@ async function main() {
   return failed.length > 0 ? 1 : 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error) => {
-    if (error instanceof UsageError || error instanceof ServiceStartError) {
-      if (error.message !== '') console.error(`calibrate: ${error.message}`);
-      if (error instanceof UsageError) console.error(USAGE);
-    } else if (error instanceof CaseFileError) console.error(error.message);
-    else console.error(error);
-    process.exitCode = 2;
-  },
-);
+runMain('calibrate', USAGE, main);

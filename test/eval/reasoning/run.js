@@ -16,10 +16,8 @@
 // Exit status: 0 when every case got a response, 1 when some request failed, 2 on bad usage or when
 // the service cannot be started.
 import { writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { connect, parseArgs as parseCommonArgs, REQUEST_TIMEOUT_MS, runMain, UsageError } from './cli.js';
 import {
-  CaseFileError,
   failedOutcome,
   formatCaseTable,
   formatSummary,
@@ -27,42 +25,27 @@ import {
   scoreResponse,
   summarize,
 } from './lib.js';
-import { postDiagnosis, ServiceStartError, startService } from './service.js';
+import { postDiagnosis } from './service.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DEFAULT_CASES = join(here, 'cases/primary-care.json');
-const HEALTH_TIMEOUT_MS = Number(process.env['EVAL_HEALTH_TIMEOUT_MS'] ?? 120_000);
-const REQUEST_TIMEOUT_MS = Number(process.env['EVAL_REQUEST_TIMEOUT_MS'] ?? 120_000);
-
-class UsageError extends Error {}
+const USAGE =
+  'usage: npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--json OUT]';
 
 /** @param {string[]} argv */
 function parseArgs(argv) {
-  /** @type {{ cases: string, url: string | null, rulesOnly: boolean, topK: number, json: string | null }} */
-  const options = { cases: DEFAULT_CASES, url: null, rulesOnly: false, topK: 50, json: null };
-  let positional = 0;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i] ?? '';
-    const value = () => {
-      const v = argv[i + 1];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${arg} needs a value`);
-      i += 1;
-      return v;
-    };
-    if (arg === '--url') options.url = value().replace(/\/+$/, '');
-    else if (arg === '--rules-only') options.rulesOnly = true;
-    else if (arg === '--json') options.json = value();
-    else if (arg === '--top-k') {
-      const k = Number(value());
-      if (!Number.isInteger(k) || k < 1 || k > 50)
-        throw new UsageError('--top-k must be an integer from 1 to 50');
-      options.topK = k;
-    } else if (arg === '--help' || arg === '-h') throw new UsageError('');
-    else if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
-    else if (positional++ === 0) options.cases = resolve(arg);
-    else throw new UsageError(`unexpected argument ${arg}`);
-  }
-  return options;
+  return parseCommonArgs(
+    argv,
+    { topK: 50, json: /** @type {string | null} */ (null) },
+    (options, arg, value) => {
+      if (arg === '--json') options.json = value();
+      else if (arg === '--top-k') {
+        const k = Number(value());
+        if (!Number.isInteger(k) || k < 1 || k > 50)
+          throw new UsageError('--top-k must be an integer from 1 to 50');
+        options.topK = k;
+      } else return false;
+      return true;
+    },
+  );
 }
 
 /**
@@ -83,10 +66,7 @@ function diagnose(url, evalCase, options) {
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const file = await loadCaseFile(options.cases);
-  const service =
-    options.url === null
-      ? await startService({ healthTimeoutMs: HEALTH_TIMEOUT_MS })
-      : { url: options.url, stop: async () => {} };
+  const service = await connect(options.url);
   console.log(
     `evaluating ${file.cases.length} cases from ${options.cases} against ${service.url}` +
       (options.rulesOnly ? ' (rules only)' : ''),
@@ -123,18 +103,4 @@ async function main() {
   return summary.failed.length > 0 ? 1 : 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error) => {
-    if (error instanceof UsageError || error instanceof ServiceStartError) {
-      if (error.message !== '') console.error(`eval:reasoning: ${error.message}`);
-      console.error(
-        'usage: npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--json OUT]',
-      );
-    } else if (error instanceof CaseFileError) console.error(error.message);
-    else console.error(error);
-    process.exitCode = 2;
-  },
-);
+runMain('eval:reasoning', USAGE, main);
