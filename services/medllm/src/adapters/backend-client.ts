@@ -8,11 +8,12 @@ import {
 } from '@clinicalsuite/kit';
 
 /**
- * llama-server's OpenAI-compatible API as the front uses it: `POST /v1/chat/completions` (whole
- * or streamed, usage always asked for), `/apply-template` and `/tokenize` to count a prompt's
- * tokens before it is sent, `/health` for readiness. Failures map onto the spec's codes: the
- * backend unreachable or still loading → 502, its own 400 (bad request) → 400, anything else it
- * answers (a vision-component or out-of-memory failure) → 500 with its message.
+ * llama-server's OpenAI-compatible API as the front uses it: `POST /v1/chat/completions`, always
+ * streamed with usage (whole replies are gathered from the stream in routes/chat-completions.ts),
+ * `/apply-template` and `/tokenize` to count a prompt's tokens before it is sent, `/health` for
+ * readiness. Failures map onto the spec's codes: the backend unreachable or still loading → 502,
+ * its own 400 (bad request) → 400, anything else it answers (a vision-component or out-of-memory
+ * failure) → 500 with its message.
  */
 
 export type BackendPart =
@@ -37,12 +38,6 @@ export interface BackendRequest {
 export interface BackendUsage {
   readonly promptTokens: number;
   readonly completionTokens: number;
-}
-
-export interface BackendCompletion {
-  readonly text: string;
-  readonly finishReason: string;
-  readonly usage: BackendUsage;
 }
 
 export type BackendStreamEvent =
@@ -83,22 +78,6 @@ export class BackendClient {
     )) as { tokens?: unknown };
     if (!Array.isArray(tokens.tokens)) throw new BadGatewayError('llama-server: /tokenize gave no tokens');
     return tokens.tokens.length;
-  }
-
-  async complete(request: BackendRequest, signal: AbortSignal): Promise<BackendCompletion> {
-    const json = (await this.postJson('/v1/chat/completions', { ...request, stream: false }, signal)) as {
-      choices?: { message?: { content?: unknown }; finish_reason?: unknown }[];
-      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
-    };
-    const choice = json.choices?.[0];
-    if (choice === undefined || typeof choice.message?.content !== 'string') {
-      throw new BadGatewayError('llama-server answered without a message');
-    }
-    return {
-      text: choice.message.content,
-      finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
-      usage: usageOf(json.usage) ?? { promptTokens: 0, completionTokens: 0 },
-    };
   }
 
   /** Streams the completion; aborting `signal` closes the connection, which stops llama-server's slot. */
