@@ -79,6 +79,8 @@ export class FeatureIndex {
   readonly #lexicon = new Map<string, string>();
   /** A normalised name → every folded term of its lexicon entry ("neck stiffness" → "nuchal rigidity"…). */
   readonly #entryTerms = new Map<string, string[]>();
+  /** The demographic features' ids (never suggested as a next finding). */
+  readonly demographics: ReadonlySet<string>;
 
   constructor(
     readonly features: ReadonlyMap<string, KbFeature>,
@@ -94,6 +96,9 @@ export class FeatureIndex {
       }
       this.#entryTerms.set(entry.name, terms);
     }
+    this.demographics = new Set(
+      [...features.values()].filter((f) => f.kind === 'demographic').map((f) => f.id),
+    );
     for (const f of features.values()) {
       if (f.hpo !== null && !this.#byHpo.has(f.hpo)) this.#byHpo.set(f.hpo, f.id);
       const names = [

@@ -225,14 +225,11 @@ export async function diagnose(
   // 3 inference
   if (used.length === 0)
     warnings.push('no finding maps to the knowledge base: the ranking reflects the priors alone');
-  const notSuggested = new Set(
-    [...knowledge.features.values()].filter((f) => f.kind === 'demographic').map((f) => f.id),
-  );
   const inferenceStart = performance.now();
   const result = await engine.score(engineFindings(used), {
     maxRanked: request.top_k,
     maxNextFindings: request.next_findings,
-    notSuggested,
+    notSuggested: index.demographics,
   });
   const inferenceMs = performance.now() - inferenceStart;
 
@@ -292,7 +289,7 @@ export async function diagnose(
     unknown_probability: result.unknown,
     next_findings: nextFindings,
     findings: used.map((f) => responseFinding(f, codes.get(f.query) ?? [])),
-    unmapped: [...fromText.unmapped].map((u) => ({ text: u.text, span: u.span, reason: u.reason })),
+    unmapped: fromText.unmapped.map((u) => ({ text: u.text, span: u.span, reason: u.reason })),
     model: {
       engine: info.kind === 'onnxruntime' ? 'onnx' : 'reference',
       device: info.device.startsWith('cuda') ? 'cuda' : 'cpu',
