@@ -135,9 +135,8 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
   });
   if (metrics === undefined) throw new Error('the routes were not built');
   const m: ReasoningMetrics = metrics;
-  const lifecycle = { closed: false };
+  let closed = false;
   let starting: Promise<void> | undefined;
-  let engine: Engine | undefined;
 
   async function createEngine(
     knowledge: Awaited<ReturnType<typeof loadKnowledge>>,
@@ -192,11 +191,10 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
       logger.error({ err: error }, 'the engine cannot start');
       return;
     }
-    if (lifecycle.closed) {
+    if (closed) {
       await created.engine.dispose();
       return;
     }
-    engine = created.engine;
     pipeline = {
       knowledge,
       engine: created.engine,
@@ -239,10 +237,10 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
     },
     start: () => (starting ??= load()),
     close: async () => {
-      lifecycle.closed = true;
+      closed = true;
       readiness.setNotReady('shutting down');
       await starting?.catch(() => undefined);
-      await engine?.dispose();
+      await pipeline?.engine.dispose();
     },
   };
 }
