@@ -43,8 +43,6 @@ export interface MappedFinding {
   readonly span: Span | null;
   readonly value: number | null;
   readonly unit: string | null;
-  /** What the code lookup searches for: the feature's English label (the concept, not the words). */
-  readonly query: string;
 }
 
 export interface Unmapped {
@@ -199,16 +197,16 @@ function spanOf(f: ExtractedFinding): Span {
   return { start: f.start, end: f.end, text: f.text };
 }
 
-function mapped(
+/** A finding of `feature`, labelled as the base labels it. */
+export function mapped(
   feature: KbFeature,
-  fields: Omit<MappedFinding, 'feature' | 'label_en' | 'label_vi' | 'query'> & { query?: string },
+  fields: Omit<MappedFinding, 'feature' | 'label_en' | 'label_vi'>,
 ): MappedFinding {
   return {
     feature: feature.id,
     label_en: feature.label_en,
     label_vi: feature.label_vi,
     ...fields,
-    query: fields.query ?? feature.label_en,
   };
 }
 

@@ -20,6 +20,7 @@ import type { ExtractorFailureReason, ReasoningMetrics } from '../metrics.js';
 import {
   engineFindings,
   mapExtracted,
+  mapped,
   mapStructured,
   type FeatureIndex,
   type MappedFinding,
@@ -170,18 +171,16 @@ export async function diagnose(
     if (feature === undefined)
       warnings.push('sex is not used: the knowledge base has no demographic feature for it');
     else if (!given.has(feature.id))
-      demographics.push({
-        feature: feature.id,
-        label_en: feature.label_en,
-        label_vi: feature.label_vi,
-        present: true,
-        certainty: 1,
-        origin: 'structured',
-        span: null,
-        value: null,
-        unit: null,
-        query: feature.label_en,
-      });
+      demographics.push(
+        mapped(feature, {
+          present: true,
+          certainty: 1,
+          origin: 'structured',
+          span: null,
+          value: null,
+          unit: null,
+        }),
+      );
   }
   if (request.age !== undefined) warnings.push('age is not used: the knowledge base has no age feature');
   const used: MappedFinding[] = [
@@ -197,8 +196,9 @@ export async function diagnose(
   if (deps.codeSearch === null) {
     if (used.some((f) => f.present)) warnings.push('code lookup skipped: CODE_SEARCH_URL is not set');
   } else if (used.some((f) => f.present)) {
-    // Present findings only: a code for an absent finding would read as if the patient had it.
-    const queries = [...new Set(used.filter((f) => f.present).map((f) => f.query))].slice(
+    // Present findings only: a code for an absent finding would read as if the patient had it. The
+    // query is the feature's English label (the concept, not the words of the text).
+    const queries = [...new Set(used.filter((f) => f.present).map((f) => f.label_en))].slice(
       0,
       MAX_CODE_QUERIES,
     );
@@ -288,7 +288,7 @@ export async function diagnose(
     diagnoses,
     unknown_probability: result.unknown,
     next_findings: nextFindings,
-    findings: used.map((f) => responseFinding(f, codes.get(f.query) ?? [])),
+    findings: used.map((f) => responseFinding(f, codes.get(f.label_en) ?? [])),
     unmapped: fromText.unmapped.map((u) => ({ text: u.text, span: u.span, reason: u.reason })),
     model: {
       engine: info.kind === 'onnxruntime' ? 'onnx' : 'reference',
