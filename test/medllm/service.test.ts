@@ -166,13 +166,16 @@ async function refusal(
 async function postRaw(
   url: string,
   body: unknown,
-): Promise<{ status: number; body: { error: { message: string; code: string } } }> {
+): Promise<{ status: number; body: { error: { message: string; type: string; code: string } } }> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as { error: { message: string; code: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { error: { message: string; type: string; code: string } },
+  };
 }
 
 const MODEL = 'medmodel-1.5-4b-it';
@@ -571,6 +574,10 @@ describe('against a fake llama-server', () => {
       const res = await postRaw(srv.url, body);
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(message);
+      expect(res.body.error.type).toBe('invalid_request_error');
+      expect(res.body.error.code).toBe(
+        message.source.includes('unknown model') ? 'model_not_found' : 'validation_error',
+      );
     }
   });
 

@@ -7,13 +7,12 @@ import {
   GatewayTimeoutError,
   HttpError,
   defineRoute,
-  formatLoc,
   openSse,
   renderErrorBody,
   toHttpError,
   type AnyRoute,
 } from '@clinicalsuite/kit';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import type { BackendMessage, BackendPart, BackendStreamEvent } from '../adapters/backend-client.js';
 import { checkImage, type CheckedImage } from '../adapters/image-check.js';
 import { CertaintyGuard, type CertaintyFinding } from '../domain/certainty.js';
@@ -54,7 +53,7 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
       'reports (and by default hedges) unhedged certainty in `clinical_guard`.',
     tags: ['chat'],
     body: ChatCompletionRequestSchema,
-    bodyParser: [express.json({ limit: rt.config.BODY_LIMIT }), validate],
+    bodyParser: [express.json({ limit: rt.config.BODY_LIMIT })],
     response: ChatCompletionSchema,
     requiresReady: false,
     gated: true,
@@ -195,32 +194,6 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
       return undefined;
     },
   });
-}
-
-/** The kit would answer a schema error with 422; the spec says 400. Same field list, 400. */
-function validate(req: Request, _res: Response, next: NextFunction): void {
-  const result = ChatCompletionRequestSchema.safeParse(req.body ?? {});
-  if (result.success) {
-    next();
-    return;
-  }
-  const issues = result.error.issues
-    .slice(0, 5)
-    .map(
-      (issue) =>
-        `${formatLoc(['body', ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))])}: ${issue.message}`,
-    );
-  const first = result.error.issues[0];
-  const param =
-    first === undefined
-      ? undefined
-      : formatLoc(first.path.map((p) => (typeof p === 'number' ? p : String(p))));
-  next(
-    new BadRequestError(`Invalid request: ${issues.join('; ')}`, {
-      code: 'invalid_request',
-      ...(param === undefined || param === '' ? {} : { param }),
-    }),
-  );
 }
 
 async function checkImages(
