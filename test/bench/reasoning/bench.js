@@ -26,7 +26,8 @@ import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadCaseFile } from '../../eval/reasoning/lib.js';
-import { postDiagnosis, ROOT, startService } from '../../eval/reasoning/service.js';
+import { connect } from '../../eval/reasoning/cli.js';
+import { postDiagnosis, ROOT } from '../../eval/reasoning/service.js';
 
 const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 200);
 const CASES = process.env['BENCH_CASES'] ?? join(ROOT, 'test/eval/reasoning/cases/primary-care.json');
@@ -118,10 +119,7 @@ function printChain(r) {
 async function main() {
   const { cases } = await loadCaseFile(CASES);
   const texts = cases.map((c) => c.text);
-  const external = process.env['BENCH_URL'];
-  const service = external
-    ? { url: external.replace(/\/+$/, ''), stop: async () => {} }
-    : await startService();
+  const service = await connect(process.env['BENCH_URL']?.replace(/\/+$/, '') || null);
   console.log(
     `reasoning bench: ${texts.length} texts from ${CASES}; ${REQUESTS} requests per run; extractor ${USE_LLM ? 'rules + LLM (LLM_URL set)' : 'rules only (LLM_URL unset)'}; service ${service.url}`,
   );
