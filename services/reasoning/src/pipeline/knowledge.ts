@@ -59,8 +59,6 @@ export interface Knowledge {
   readonly lexicon: readonly LexiconEntry[];
   /** Where the calibration came from (the file), or null for α = 1. */
   readonly calibrationSource: string | null;
-  /** How the calibration was chosen: REASONING_CALIBRATION, a base directory's file, or none. */
-  readonly calibrationOrigin: 'REASONING_CALIBRATION' | 'knowledge-base-directory' | null;
 }
 
 /** The bases read, validated and merged, before any calibration. */
@@ -178,25 +176,21 @@ function mismatch(
 }
 
 /**
- * The calibration to compile with (see the header): its file and origin, or nulls for α = 1.
+ * The calibration to compile with (see the header) and its file, or undefined and null for α = 1.
  * Throws `KnowledgeUnavailable` for an unreadable or mismatched one.
  */
 export async function resolveCalibration(
   merged: MergedBases,
   setting: string | undefined,
-): Promise<{
-  calibration: Calibration | undefined;
-  file: string | null;
-  origin: Knowledge['calibrationOrigin'];
-}> {
+): Promise<{ calibration: Calibration | undefined; file: string | null }> {
   const { knowledgeBase: kb, bases } = merged;
   const matches = (c: Calibration): boolean => c.kbId === kb.id && c.kbVersion === kb.version;
-  if (setting === NO_CALIBRATION) return { calibration: undefined, file: null, origin: null };
+  if (setting === NO_CALIBRATION) return { calibration: undefined, file: null };
   if (setting !== undefined) {
     const how = 'REASONING_CALIBRATION';
     const calibration = await readCalibration(setting, how, bases);
     if (!matches(calibration)) throw mismatch(setting, how, calibration, kb, bases);
-    return { calibration, file: setting, origin: how };
+    return { calibration, file: setting };
   }
   let found: { calibration: Calibration; file: string } | undefined;
   for (const base of bases) {
@@ -207,9 +201,7 @@ export async function resolveCalibration(
     if (!matches(calibration)) throw mismatch(file, how, calibration, kb, bases);
     found ??= { calibration, file };
   }
-  return found === undefined
-    ? { calibration: undefined, file: null, origin: null }
-    : { ...found, origin: 'knowledge-base-directory' };
+  return found ?? { calibration: undefined, file: null };
 }
 
 /**
@@ -223,7 +215,7 @@ export async function loadKnowledge(
 ): Promise<Knowledge> {
   const merged = await loadMergedBases(dirs);
   const { knowledgeBase, bases, conditionBase } = merged;
-  const { calibration, file, origin } = await resolveCalibration(merged, calibrationSetting);
+  const { calibration, file } = await resolveCalibration(merged, calibrationSetting);
   let model: CompiledModel;
   try {
     model = compileModel(knowledgeBase, calibration);
@@ -240,6 +232,5 @@ export async function loadKnowledge(
     conditions: new Map(knowledgeBase.conditions.map((c) => [c.id, c])),
     lexicon: [...lexiconFromFeatures(knowledgeBase.features), ...BASE_LEXICON],
     calibrationSource: file,
-    calibrationOrigin: origin,
   };
 }
