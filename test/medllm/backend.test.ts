@@ -8,11 +8,10 @@
  *
  * The backend half skips, saying why, when llama-server is not built (a cold build is 10-20 min
  * on 2 cores, longer than a test may take: run the build script, or `.ci/run`, first). Set
- * LLAMA_SERVER to use another binary.
+ * LLAMA_SERVER_PATH to use another binary.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -28,9 +27,9 @@ import {
   tinyMmprojTensorShapes,
   tinyMtmdImageTokens,
 } from '../fixtures/models/tiny-mtmd-gguf.js';
+import { freePort } from '../kit/helpers.js';
+import { findLlamaServer } from './helpers.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const BUILD_SCRIPT = join(ROOT, 'services', 'medllm', 'scripts', 'build-llama-server.sh');
 const SERVED_NAME = 'medmodel-1.5-4b-it';
 
 describe('the tiny multimodal model generator', () => {
@@ -126,35 +125,8 @@ describe('the tiny multimodal model generator', () => {
   });
 });
 
-function findLlamaServer(): { path: string } | { reason: string } {
-  const given = process.env['LLAMA_SERVER'];
-  if (given) return existsSync(given) ? { path: given } : { reason: `LLAMA_SERVER=${given} does not exist` };
-  try {
-    const out = execFileSync('bash', [BUILD_SCRIPT, '--check'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return { path: out.trim().split('\n').at(-1) ?? '' };
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    return { reason: stderr || String(error) };
-  }
-}
-
 const found = findLlamaServer();
 if ('reason' in found) console.log(`skipping the llama-server backend tests: ${found.reason}`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Completion {
   choices: { message: { role: string; content: string }; finish_reason: string }[];

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildMedllmApp, type MedllmService } from '../../services/medllm/src/app.js';
 import { loadMedllmConfig } from '../../services/medllm/src/config.js';
@@ -40,4 +42,29 @@ export async function startMedllmService(env: Record<string, string>): Promise<{
   });
   service.backend.start();
   return { service, server, logs };
+}
+
+const BUILD_SCRIPT = new URL('../../services/medllm/scripts/build-llama-server.sh', import.meta.url).pathname;
+
+/**
+ * The llama-server binary for the real-backend tests: LLAMA_SERVER_PATH (the service's own
+ * variable) if set, else the one services/medllm/scripts/build-llama-server.sh built (`--check`
+ * prints its path); otherwise why there is none, for the skip message.
+ */
+export function findLlamaServer(): { path: string } | { reason: string } {
+  const given = process.env.LLAMA_SERVER_PATH;
+  if (given !== undefined && given !== '') {
+    return existsSync(given) ? { path: given } : { reason: `LLAMA_SERVER_PATH=${given} does not exist` };
+  }
+  try {
+    const out = execFileSync('bash', [BUILD_SCRIPT, '--check'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const path = out.trim().split('\n').at(-1) ?? '';
+    return existsSync(path) ? { path } : { reason: `the build script printed ${path}, which does not exist` };
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim();
+    return { reason: stderr || String(error) };
+  }
 }

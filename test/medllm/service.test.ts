@@ -1,9 +1,8 @@
 /* eslint-disable @typescript-eslint/no-deprecated -- the spec names the field max_tokens; the SDK deprecates it for max_completion_tokens (both work) */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
@@ -14,7 +13,7 @@ import { DEFAULT_SYSTEM_PROMPT } from '../../services/medllm/src/config.js';
 import { guardText } from '../../services/medllm/src/domain/certainty.js';
 import { ensureTinyMtmdGguf } from '../fixtures/models/tiny-mtmd-gguf.js';
 import { waitFor } from '../kit/helpers.js';
-import { startMedllmService } from './helpers.js';
+import { findLlamaServer, startMedllmService } from './helpers.js';
 
 /**
  * The medical multimodal LLM service through the official `openai` SDK, twice: against a fake
@@ -730,28 +729,10 @@ describe('against a fake llama-server', () => {
 // ---------------------------------------------------------------------------------------------
 // The real llama-server with the tiny generated model and projector.
 
-function llamaServerBinary(): string | undefined {
-  if (process.env.LLAMA_SERVER_PATH !== undefined) return process.env.LLAMA_SERVER_PATH;
-  const script = resolve('services/medllm/scripts/build-llama-server.sh');
-  if (!existsSync(script)) return undefined;
-  try {
-    const out = execFileSync('bash', [script, '--check'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    return out.trim().split('\n').at(-1);
-  } catch {
-    return undefined;
-  }
-}
-
-const binary = llamaServerBinary();
-const describeReal = binary !== undefined && existsSync(binary) ? describe : describe.skip;
-if (describeReal === describe.skip) {
-  console.warn(
-    'medllm real-backend tests skipped: llama-server is not built (run services/medllm/scripts/build-llama-server.sh or set LLAMA_SERVER_PATH)',
-  );
-}
+const found = findLlamaServer();
+const describeReal = 'path' in found ? describe : describe.skip;
+if ('reason' in found) console.warn(`medllm real-backend tests skipped: ${found.reason}`);
+const binary = 'path' in found ? found.path : undefined;
 
 describeReal('against the real llama-server with the tiny multimodal model', () => {
   let srv: TestServer;
