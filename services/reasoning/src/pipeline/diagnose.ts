@@ -14,7 +14,7 @@ import { GatewayTimeoutError, type Logger } from '@clinicalsuite/kit';
 import type { ChatBackend } from '@clinicalsuite/kit/llm';
 import type { DiagnosisRequest, DiagnosisResponse } from '../api/schemas.js';
 import type { CodeHit, CodeSearchClient } from '../clients/code-search.js';
-import type { Engine } from '../engine/index.js';
+import type { Engine, EngineInfo } from '../engine/index.js';
 import { ExtractorError, extractFindings, type ExtractionResult } from '../extract/index.js';
 import type { ExtractorFailureReason, ReasoningMetrics } from '../metrics.js';
 import {
@@ -71,6 +71,14 @@ export function failureReason(error: ExtractorError): ExtractorFailureReason {
   if (error.cause instanceof GatewayTimeoutError) return 'timeout';
   if (/unreachable|ECONNREFUSED|fetch failed/i.test(error.message)) return 'unreachable';
   return 'upstream_error';
+}
+
+/** The engine as the API names it: `onnx` or `reference`, on `cuda` or `cpu`. */
+export function engineView(info: EngineInfo): { kind: 'onnx' | 'reference'; device: 'cuda' | 'cpu' } {
+  return {
+    kind: info.kind === 'onnxruntime' ? 'onnx' : 'reference',
+    device: info.device.startsWith('cuda') ? 'cuda' : 'cpu',
+  };
 }
 
 const round3 = (ms: number): number => Math.round(ms * 1000) / 1000;
@@ -282,7 +290,7 @@ export async function diagnose(
       information_gain_bits: n.gain,
     };
   });
-  const info = engine.info;
+  const view = engineView(engine.info);
   const response: Omit<DiagnosisResponse, 'timings_ms'> = {
     request_id: context.requestId,
     diagnoses,
@@ -291,8 +299,8 @@ export async function diagnose(
     findings: used.map((f) => responseFinding(f, codes.get(f.label_en) ?? [])),
     unmapped: fromText.unmapped.map((u) => ({ text: u.text, span: u.span, reason: u.reason })),
     model: {
-      engine: info.kind === 'onnxruntime' ? 'onnx' : 'reference',
-      device: info.device.startsWith('cuda') ? 'cuda' : 'cpu',
+      engine: view.kind,
+      device: view.device,
       device_reason: deps.deviceReason,
       knowledge_bases: knowledge.bases.map((b) => ({ id: b.id, version: b.version })),
       calibration:

@@ -1,6 +1,7 @@
 import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { summarizeGpu } from '@clinicalsuite/kit/gpu';
 import { GpuStatusResponseSchema, HealthSchema } from '../api/schemas.js';
+import { engineView } from '../pipeline/diagnose.js';
 import type { ReasoningRuntime } from './runtime.js';
 
 /** `/`, `/health` (503 with the reason until a scorable base and the engine are loaded), GPU status. */
@@ -19,8 +20,7 @@ function engineStatus(rt: ReasoningRuntime) {
   if (p === undefined) return null;
   const stats = p.engine.stats();
   return {
-    kind: p.engine.info.kind === 'onnxruntime' ? ('onnx' as const) : ('reference' as const),
-    device: p.engine.info.device.startsWith('cuda') ? ('cuda' as const) : ('cpu' as const),
+    ...engineView(p.engine.info),
     requested: rt.config.REASONING_DEVICE,
     fallback_reason: p.deviceReason,
     batches: stats.runs,
