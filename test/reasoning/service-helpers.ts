@@ -4,7 +4,7 @@
  * service on an ephemeral loopback port, tiny fake upstreams (code search, a broken LLM) and a fake
  * nvidia-smi from the fixtures.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildReasoningApp, type ReasoningService } from '../../services/reasoning/src/app.js';
 import { loadReasoningConfig, type ReasoningConfig } from '../../services/reasoning/src/config.js';
 import { writeKbDocument, type KbDocument } from '../../services/reasoning/src/kb/index.js';
+import { fixture as gpuFixture } from '../kit/gpu/helpers.js';
 import { captureLogs } from '../kit/helpers.js';
 import { condition, feature, link } from './kb-helpers.js';
 
@@ -184,11 +185,10 @@ export function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** A fake nvidia-smi that prints a fixture of test/fixtures/nvidia-smi. */
-export function fakeNvidiaSmi(fixture: string): string {
+export function fakeNvidiaSmi(name: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'reasoning-smi-'));
   const path = join(dir, 'nvidia-smi');
-  const text = readFileSync(new URL(`../fixtures/nvidia-smi/${fixture}`, import.meta.url), 'utf8');
-  writeFileSync(path, `#!/bin/sh\ncat <<'OUT'\n${text.trimEnd()}\nOUT\n`);
+  writeFileSync(path, `#!/bin/sh\ncat <<'OUT'\n${gpuFixture(name).trimEnd()}\nOUT\n`);
   chmodSync(path, 0o755);
   return path;
 }
