@@ -8,7 +8,8 @@ export {
   type ReasoningConfig,
 } from './config.js';
 export { diagnose, ExtractorFailure, RULES_VERSION, type PipelineDeps } from './pipeline/diagnose.js';
-export { FeatureIndex, mapExtracted, mapStructured, THRESHOLDS } from './pipeline/clinical-map.js';
+export { FeatureIndex, mapExtracted, mapStructured } from './pipeline/clinical-map.js';
+export { THRESHOLDS } from './pipeline/cut-offs.js';
 export { KnowledgeUnavailable, loadKnowledge, type Knowledge } from './pipeline/knowledge.js';
 export { CodeSearchClient, CodeSearchUnavailable } from './clients/code-search.js';
 export * from './api/schemas.js';

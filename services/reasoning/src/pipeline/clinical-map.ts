@@ -23,9 +23,6 @@ import { BASE_LEXICON, type ExtractedFinding, type LexiconEntry } from '../extra
 import { foldTerm } from '../extract/text.js';
 import { meets, THRESHOLDS } from './cut-offs.js';
 
-// The package index (src/index.ts) re-exports the cut-offs from here.
-export { THRESHOLDS } from './cut-offs.js';
-
 export interface Span {
   readonly start: number;
   readonly end: number;
