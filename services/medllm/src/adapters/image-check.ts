@@ -52,18 +52,17 @@ export async function checkImage(image: EncodedImage, limits: ImageLimits): Prom
       'image_too_many_pixels',
     );
   }
+  // Decoding every pixel proves the file is whole (a truncated one fails here, not in the engine).
+  // WEBP is decoded once, into the PNG the backend gets; PNG and JPEG are decoded with
+  // shrink-on-load, which keeps the memory small, and sent as they came.
+  const decoder = sharp(image.bytes, { limitInputPixels: limits.maxPixels, failOn: 'error' });
   try {
-    // Decodes every pixel (shrink-on-load keeps the memory small) to prove the file is whole.
-    await sharp(image.bytes, { limitInputPixels: limits.maxPixels, failOn: 'error' })
-      .resize(64, 64, { fit: 'inside' })
-      .raw()
-      .toBuffer();
+    if (actual === 'image/webp') {
+      return { param, mediaType: 'image/png', bytes: await decoder.png().toBuffer(), width, height };
+    }
+    await decoder.resize(64, 64, { fit: 'inside' }).raw().toBuffer();
+    return { param, mediaType: actual, bytes: image.bytes, width, height };
   } catch {
     throw bad('the image data is corrupt or truncated', 'invalid_image');
   }
-  if (actual === 'image/webp') {
-    const png = await sharp(image.bytes, { limitInputPixels: limits.maxPixels }).png().toBuffer();
-    return { param, mediaType: 'image/png', bytes: png, width, height };
-  }
-  return { param, mediaType: actual, bytes: image.bytes, width, height };
 }
