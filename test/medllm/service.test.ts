@@ -747,6 +747,8 @@ describeReal('against the real llama-server with the tiny multimodal model', () 
       MODEL_PATH: tiny.model,
       MMPROJ_PATH: tiny.mmproj,
       CONTEXT_SIZE: '1024',
+      // Two slots: llama-server splits its context over them, and each must still hold 1024.
+      MAX_CONCURRENCY: '2',
       // The tiny projector's embeddings plus the begin and end markers.
       IMAGE_TOKENS: String(tiny.imageTokens + 2),
       LLAMA_SERVER_ARGS: '--no-warmup --metrics',
@@ -754,6 +756,11 @@ describeReal('against the real llama-server with the tiny multimodal model', () 
   }, 120_000);
   afterAll(async () => {
     if ((srv as TestServer | undefined) !== undefined) await srv.close();
+  });
+
+  it('every llama-server slot holds the CONTEXT_SIZE the front checks requests against', async () => {
+    const slots = (await (await fetch(`${srv.service.backend.url}/slots`)).json()) as { n_ctx: number }[];
+    expect(slots.map((s) => s.n_ctx)).toEqual([1024, 1024]);
   });
 
   it('text only, whole and streamed', async () => {

@@ -39,8 +39,10 @@ export function llamaServerArgs(config: MedllmConfig): string[] {
     config.mmprojPath,
     '--alias',
     config.SERVED_MODEL_NAME,
+    // llama-server splits --ctx-size over its --parallel slots; the front checks every request
+    // against CONTEXT_SIZE, so each slot must hold that much.
     '--ctx-size',
-    String(config.CONTEXT_SIZE),
+    String(config.CONTEXT_SIZE * config.MAX_CONCURRENCY),
     '--parallel',
     String(config.MAX_CONCURRENCY),
     '--threads',
