@@ -283,7 +283,7 @@ describe('the diagnosis API on a synthetic base', () => {
     ).toBe(0);
   });
 
-  it('answers 400 for a body that is not JSON', async () => {
+  it('answers 400 for malformed JSON and 415 for a body that is not JSON', async () => {
     const bad = await diagnosis(srv.url, '{"text": "sốt"');
     expect(bad.status).toBe(400);
     const plain = await fetch(`${srv.url}/api/v1/diagnosis`, {
@@ -291,7 +291,7 @@ describe('the diagnosis API on a synthetic base', () => {
       headers: { 'content-type': 'text/plain' },
       body: 'sốt',
     });
-    expect(plain.status).toBe(400);
+    expect(plain.status).toBe(415);
     expect(((await plain.json()) as { detail: string }).detail).toMatch(/JSON/);
   });
 

@@ -37,6 +37,7 @@ export {
   type RouteDefinition,
 } from './http/route.js';
 export { healthRoute, type HealthRouteOptions } from './http/health.js';
+export { jsonBody, type JsonBodyOptions } from './http/json-body.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export { renderErrorBody, toHttpError, type ErrorShape } from './http/render-error.js';
 export { openSse, type SseOptions, type SseStream } from './http/sse.js';

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { defineRoute, UnsupportedMediaTypeError, type AnyRoute } from '@clinicalsuite/kit';
-import express, { type RequestHandler } from 'express';
+import { defineRoute, jsonBody, type AnyRoute } from '@clinicalsuite/kit';
 import { reciprocalRankFusion, type Fused } from '../domain/fusion.js';
 import { buildResults } from '../domain/results.js';
 import { SearchResponseSchema, searchRequestSchema, type SearchResponse } from '../schemas/api.js';
@@ -10,15 +9,6 @@ import { describeVectorState, missingHint, requireSnapshot, type CodesearchRunti
 
 /** Lexical hits that hybrid search always keeps in its answer. */
 const KEEP_LEXICAL = 3;
-
-/** 415 for a body that is not JSON (a form or text would otherwise read as an empty body). */
-const requireJson: RequestHandler = (req, _res, next) => {
-  if (!req.is('application/json')) {
-    next(new UnsupportedMediaTypeError('Send the search as JSON (Content-Type: application/json)'));
-    return;
-  }
-  next();
-};
 
 export function searchRoute(rt: CodesearchRuntime): AnyRoute {
   return defineRoute({
@@ -35,7 +25,10 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
       maxQueryChars: rt.config.CODESEARCH_MAX_QUERY_CHARS,
       maxTopK: rt.config.CODESEARCH_MAX_TOP_K,
     }),
-    bodyParser: [requireJson, express.json({ limit: rt.config.BODY_LIMIT })],
+    bodyParser: jsonBody({
+      limit: rt.config.BODY_LIMIT,
+      message: 'Send the search as JSON (Content-Type: application/json)',
+    }),
     response: SearchResponseSchema,
     responses: {
       400: { description: 'Malformed JSON' },

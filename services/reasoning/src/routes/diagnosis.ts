@@ -1,13 +1,12 @@
 import {
-  BadRequestError,
   defineRoute,
   HttpError,
+  jsonBody,
   PayloadTooLargeError,
   ServiceUnavailableError,
   ValidationError,
   type AnyRoute,
 } from '@clinicalsuite/kit';
-import express, { type RequestHandler } from 'express';
 import {
   diagnosisRequestSchema,
   DiagnosisResponseSchema,
@@ -16,17 +15,6 @@ import {
 } from '../api/schemas.js';
 import { diagnose, ExtractorFailure } from '../pipeline/diagnose.js';
 import type { ReasoningRuntime } from './runtime.js';
-
-/** 400 for a body that is not JSON (a form or text would otherwise read as an empty body). */
-const requireJson: RequestHandler = (req, _res, next) => {
-  if (!req.is('application/json')) {
-    next(
-      new BadRequestError('The body must be JSON (Content-Type: application/json)', { code: 'invalid_json' }),
-    );
-    return;
-  }
-  next();
-};
 
 export const EXTRACTOR_HINT =
   "send the findings as structured input: POST the same request with `findings` (each finding's feature, present and certainty) and use_llm: false";
@@ -42,11 +30,12 @@ export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
       'concurrent requests), 4 presentation. `timings_ms` times each layer and stage.',
     tags: ['diagnosis'],
     body: diagnosisRequestSchema({ maxFindings: rt.config.REASONING_MAX_FINDINGS }),
-    bodyParser: [requireJson, express.json({ limit: rt.config.BODY_LIMIT })],
+    bodyParser: jsonBody({ limit: rt.config.BODY_LIMIT }),
     response: DiagnosisResponseSchema,
     requiresReady: true,
     responses: {
-      400: { description: 'Body is not JSON' },
+      400: { description: 'Body is malformed JSON' },
+      415: { description: 'Body is not JSON (another Content-Type)' },
       413: {
         description: `Text longer than REASONING_MAX_TEXT_CHARS (${rt.config.REASONING_MAX_TEXT_CHARS}) or body larger than BODY_LIMIT`,
       },

@@ -1,5 +1,4 @@
-import { UnsupportedMediaTypeError, defineRoute, type AnyRoute } from '@clinicalsuite/kit';
-import express, { type RequestHandler } from 'express';
+import { defineRoute, jsonBody, type AnyRoute } from '@clinicalsuite/kit';
 import {
   MIME_TYPES,
   TtsBase64ResponseSchema,
@@ -13,18 +12,6 @@ import { speak, type TtsRuntime } from './runtime.js';
 const AUDIO_HEADERS_DOC =
   'Headers: `X-Audio-Duration-Seconds`, `X-Audio-Sample-Rate`, `X-TTS-Engine` (espeak-ng or piper), ' +
   '`X-TTS-Voice`, `X-TTS-Language`, `Content-Length`.';
-
-/** JSON only: another Content-Type is 415 (not an empty body's 422). */
-function jsonBody(limit: number): RequestHandler[] {
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (!req.is('application/json')) {
-      next(new UnsupportedMediaTypeError('Send the request as application/json'));
-      return;
-    }
-    next();
-  };
-  return [requireJson, express.json({ limit })];
-}
 
 export function ttsRoute(rt: TtsRuntime): AnyRoute {
   return defineRoute({
@@ -43,7 +30,7 @@ export function ttsRoute(rt: TtsRuntime): AnyRoute {
     tags: ['tts'],
     body: ttsRequestSchema(rt.config.TTS_MAX_CHARS),
     response: TtsBase64ResponseSchema,
-    bodyParser: jsonBody(rt.config.BODY_LIMIT),
+    bodyParser: jsonBody({ limit: rt.config.BODY_LIMIT, message: 'Send the request as application/json' }),
     responses: { 415: { description: 'The body is not application/json' } },
     handler: async ({ body, req, res, signal, log, admittedAt }) => {
       const speech = await speak(rt, body, signal, log);
