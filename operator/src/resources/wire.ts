@@ -176,8 +176,18 @@ export interface NetworkPolicyObject extends Typed<'networking.k8s.io/v1', 'Netw
 export interface ServiceMonitorObject extends Typed<'monitoring.coreos.com/v1', 'ServiceMonitor'> {
   spec: {
     selector: LabelSelector;
-    endpoints: { port: string; path: string; scheme: 'http'; interval: string }[];
+    endpoints: ServiceMonitorEndpoint[];
   };
+}
+
+export interface ServiceMonitorEndpoint {
+  port: string;
+  path: string;
+  scheme: 'http';
+  interval: string;
+  /** Keep the labels the target exports over the target labels Prometheus sets. */
+  honorLabels: boolean;
+  relabelings: { action: 'replace'; sourceLabels: string[]; targetLabel: string }[];
 }
 
 /** Any object a builder returns. */

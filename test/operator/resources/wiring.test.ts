@@ -90,7 +90,7 @@ describe('wiring', () => {
       { stt: { enabled: true } },
       { monitoring: { serviceMonitor: true, scrapeInterval: '10s' } },
     );
-    expect(buildServiceMonitor(monitored, 'stt')?.spec.endpoints).toEqual([
+    expect(buildServiceMonitor(monitored, 'stt')?.spec.endpoints).toMatchObject([
       { port: 'http', path: '/metrics', scheme: 'http', interval: '10s' },
     ]);
   });
