@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@clinicalsuite/kit';
 import { WorkQueue, type QueueMetrics } from './queue.js';
 import type { Reconciler } from './reconcile.js';
+import { SuiteMetrics } from './suite-metrics.js';
 
 export const CONTROLLER_NAME = 'clinicalsuite';
 
@@ -25,6 +26,7 @@ export class Controller {
   private readonly reconcileErrors: Counter<'controller'>;
   private readonly reconcileTime: Histogram<'controller'>;
   private readonly activeWorkers: Gauge<'controller'>;
+  private readonly suites: SuiteMetrics;
 
   constructor(private readonly options: ControllerOptions) {
     const registers = [options.registry];
@@ -65,6 +67,7 @@ export class Controller {
       this.reconcileTotal.inc({ controller: name, result }, 0);
     this.reconcileErrors.inc({ controller: name }, 0);
     this.queue = new WorkQueue({ metrics: queueMetrics(options.registry, name) });
+    this.suites = new SuiteMetrics(options.registry);
   }
 
   start(): void {
@@ -87,6 +90,8 @@ export class Controller {
       try {
         const result = await this.options.reconciler.reconcile(namespace, name);
         this.queue.forget(key);
+        if (result.status === undefined) this.suites.forget(namespace, name);
+        else this.suites.observe(namespace, name, result.status);
         if (result.requeueAfterMs !== undefined) {
           this.queue.addAfter(key, result.requeueAfterMs);
           this.reconcileTotal.inc({ controller, result: 'requeue_after' });

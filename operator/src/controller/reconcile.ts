@@ -60,6 +60,8 @@ const OWNED_KINDS = [
 export interface ReconcileResult {
   /** Look again after this long (a rollout in progress). */
   readonly requeueAfterMs?: number;
+  /** The suite's status as now computed; absent when the suite is gone or being deleted. */
+  readonly status?: SuiteStatus;
 }
 
 interface RawSuite {
@@ -108,7 +110,7 @@ export class Reconciler {
           status,
         );
       }
-      return {};
+      return { status };
     }
     await this.ensureAuthSecret(suite);
 
@@ -165,7 +167,7 @@ export class Reconciler {
         await this.event(suite, after.status === 'True' ? 'Normal' : 'Warning', after.reason, after.message);
       }
     }
-    return ready.size === observed.length ? {} : { requeueAfterMs: this.requeueMs };
+    return ready.size === observed.length ? { status } : { status, requeueAfterMs: this.requeueMs };
   }
 
   private async event(
