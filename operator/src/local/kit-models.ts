@@ -27,7 +27,7 @@ export function entryFor(model: PlannedModel, component: keyof typeof COMPONENTS
   }
   return {
     id: COMPONENTS[component].dir,
-    description: `model of ${COMPONENTS[component].title} from spec.services.${component}.model.source`,
+    description: `${model.file} of ${COMPONENTS[component].title}, from spec.services.${component}.model`,
     file: model.file,
     license: 'see the source',
     sources: [model.source],

@@ -14,6 +14,7 @@ import {
 import {
   planExtraModels,
   planModel,
+  planProjector,
   serviceEnv,
   storeEnvFor,
   type ModelFiles,
@@ -52,7 +53,10 @@ export interface ProcessSpec {
   readonly url: string;
   readonly env: Readonly<Record<string, string>>;
   readonly model: PlannedModel | null;
-  /** Further models the service loads from the models directory (fetched after `model`). */
+  /**
+   * Further files the service loads from the models directory, fetched after `model`: its
+   * multimodal projector (the spec's `model.projector`) first, then the catalogue's extra models.
+   */
   readonly extraModels: readonly PlannedModel[];
   readonly dependsOn: readonly ComponentKey[];
   readonly dataDir: string;
@@ -72,6 +76,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
   /** A process's working directory: its service directory (the runner starts it there). */
   const cwdOf = (key: ComponentKey) => join(options.servicesDir, COMPONENTS[key].dir);
   const modelOf = (key: ComponentKey) => planModel(suite, key, modelsDir, options.manifest, join);
+  const projectorOf = (key: ComponentKey) => planProjector(suite, key, modelsDir, join);
   const envOf = (key: ComponentKey): Record<string, string> => {
     const owner = COMPONENTS[key].readsStoreOf;
     const inherited: Record<string, string> = {};
@@ -93,6 +98,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
         modelsDir,
         dataDir: dataDirOf(key),
         model: modelOf(key),
+        projector: projectorOf(key),
         urlOf,
         tokens: options.tokens,
         // The store outlives its process: the task proxy reads the task agent's file (or database)
@@ -105,6 +111,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
   };
   return dependencyOrder(services).map((key): ProcessSpec => {
     const c = COMPONENTS[key];
+    const projector = projectorOf(key);
     return {
       component: key,
       title: c.title,
@@ -114,7 +121,10 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
       url: urlOf(key),
       env: envOf(key),
       model: modelOf(key),
-      extraModels: planExtraModels(suite, key, modelsDir, options.manifest, join),
+      extraModels: [
+        ...(projector === null ? [] : [projector]),
+        ...planExtraModels(suite, key, modelsDir, options.manifest, join),
+      ],
       dependsOn: effectiveDependsOn(services, key),
       dataDir: dataDirOf(key),
       logFile: join(options.home, 'logs', `${c.dir}.log`),

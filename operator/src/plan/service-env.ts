@@ -61,6 +61,25 @@ export function planModel(
 }
 
 /**
+ * The multimodal projector `key` loads beside its model (the spec's `model.projector`), or null:
+ * `<dir>/<projector.file>`, else `<dir>/<source's base name>`. Planned with an existing claim too
+ * (the file is expected on it); whether it is fetched is the runtime's business (it has a source).
+ */
+export function planProjector(
+  suite: Suite,
+  key: ComponentKey,
+  modelsDir: string,
+  join: (...parts: string[]) => string = (...parts) => posix.join(...parts),
+): PlannedModel | null {
+  const spec = suite.spec.services[key]?.model?.projector;
+  if (spec === undefined || COMPONENTS[key].projectorEnv === undefined) return null;
+  const source = spec.source ?? null;
+  // The schema requires a source or a file.
+  const file = `${COMPONENTS[key].dir}/${spec.file ?? sourceBaseName(source ?? '')}`;
+  return { id: null, source, sha256: spec.sha256 ?? null, file, path: join(modelsDir, ...file.split('/')) };
+}
+
+/**
  * The component's further models (the catalogue's `extraModels`), at their manifest paths under
  * the models directory, where the service looks for them by default. None when the spec mounts an
  * existing claim (it holds everything) or the manifest lacks them.
@@ -136,6 +155,8 @@ export interface ServiceEnvInput {
   readonly modelsDir: string;
   readonly dataDir: string;
   readonly model: PlannedModel | null;
+  /** Its multimodal projector ({@link planProjector}), named by the catalogue's `projectorEnv`. */
+  readonly projector?: PlannedModel | null;
   /** Base URL of a dependency, as this runtime reaches it. */
   readonly urlOf: (dep: ComponentKey) => string;
   /**
@@ -152,7 +173,7 @@ export interface ServiceEnvInput {
 
 /**
  * The service's environment: listen address, runtime extras, directories, the concurrency limit,
- * queue and deadline, MODEL_PATH, tokens (and sign-in user), upstream URLs (`<DEP>_URL`), the store
+ * queue and deadline, MODEL_PATH (and the projector's variable), tokens (and sign-in user), upstream URLs (`<DEP>_URL`), the store
  * it reads, and finally the spec's `env`, which wins over everything but PORT and HOST (the schema
  * rejects those two).
  */
@@ -171,6 +192,8 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
     env['REQUEST_TIMEOUT_MS'] = String(spec.requestTimeoutSeconds * 1000);
   }
   if (input.model) env['MODEL_PATH'] = input.model.path;
+  const projectorEnv = COMPONENTS[key].projectorEnv;
+  if (input.projector && projectorEnv !== undefined) env[projectorEnv] = input.projector.path;
   for (const name of [...tokenEnvNames(suite, key), ...signInEnvNames(key)]) {
     const value = input.tokens?.[name];
     if (value !== undefined) env[name] = value;

@@ -11,7 +11,7 @@ import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
 import { usersFileEnv } from './auth.js';
 import { componentMetadata } from './metadata.js';
-import { plannedModel } from './model.js';
+import { plannedModel, plannedProjector } from './model.js';
 import { objectName } from './names.js';
 import { sorted } from './stable.js';
 import { DATA_DIR, MODELS_DIR, POD_HOST, POD_PORT, type OwnedSuite } from './types.js';
@@ -35,6 +35,7 @@ export function configData(suite: OwnedSuite, key: ComponentKey): Record<string,
       modelsDir: MODELS_DIR,
       dataDir: DATA_DIR,
       model: plannedModel(suite, key),
+      projector: plannedProjector(suite, key),
       urlOf: (dep) => serviceUrl(suite, dep),
       ...(owner === undefined || owner === key
         ? {}

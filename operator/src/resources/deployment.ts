@@ -42,7 +42,8 @@ export function imageFor(suite: OwnedSuite, placement: Placement): string {
  * data and the planned model), so replicas, resources or labels never roll them through it.
  */
 export function podConfigHash(suite: OwnedSuite, key: ComponentKey): string {
-  return configHash({ data: configData(suite, key), model: podModel(suite, key).planned });
+  const { planned, projector } = podModel(suite, key);
+  return configHash({ data: configData(suite, key), model: planned, ...(projector ? { projector } : {}) });
 }
 
 /**
@@ -87,6 +88,7 @@ export function buildDeployment(
   const data = podData(suite, key);
   const env = tokenEnv(suite, key);
   const users = usersVolume(suite, key);
+  const initContainers = fetchModelContainer(model, image, pullPolicy);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -117,9 +119,7 @@ export function buildDeployment(
             : {}),
           ...(placement.runtimeClassName === null ? {} : { runtimeClassName: placement.runtimeClassName }),
           terminationGracePeriodSeconds: TERMINATION_GRACE_PERIOD_SECONDS,
-          ...(model.fetchArgs === null
-            ? {}
-            : { initContainers: fetchModelContainer(model, image, pullPolicy) }),
+          ...(initContainers.length === 0 ? {} : { initContainers }),
           containers: [
             {
               name: c.dir,

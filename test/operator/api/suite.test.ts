@@ -110,6 +110,30 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
       'spec.services.taskAgent.storage.size: must be a quantity like 500m, 2, 1.5 or 8Gi',
     ],
     [
+      {
+        services: { llm: { model: { source: 'hf://o/r/m.gguf', projector: { source: 'hf://o/r/p.gguf' } } } },
+      },
+      'spec.services.llm.model.projector: llm takes no multimodal projector: model.projector is only for medllm (a llama.cpp mmproj GGUF beside the model)',
+    ],
+    [
+      {
+        services: { medllm: { model: { source: 'hf://o/r/m.gguf', projector: { sha256: 'a'.repeat(64) } } } },
+      },
+      'spec.services.medllm.model.projector: projector needs a source or a file',
+    ],
+    [
+      { services: { medllm: { model: { projector: { source: 'hf://o/r/mmproj.gguf' } } } } },
+      'spec.services.medllm.model.projector: projector goes with a model on the model volume: set model.source, model.file or model.existingClaim too',
+    ],
+    [
+      { services: { medllm: { model: { file: 'm.gguf', projector: { source: 'ftp://o/mmproj.gguf' } } } } },
+      'spec.services.medllm.model.projector.source: must be a URI with scheme https://, hf://, file:// or pip://',
+    ],
+    [
+      { services: { medllm: { model: { file: 'm.gguf', projector: { file: '../mmproj.gguf' } } } } },
+      'spec.services.medllm.model.projector.file: must not contain "." or ".." segments',
+    ],
+    [
       { services: { llm: { storage: { size: '1Gi' } } } },
       'spec.services.llm.storage: llm keeps no data of its own: storage is only for components with an embedded store (face, taskAgent)',
     ],

@@ -274,6 +274,32 @@ describe('planLocal', () => {
     expect(claimed?.extraModels).toEqual([]);
   });
 
+  it('plans medllm’s projector beside its model: fetched first of its extra files, named by MMPROJ_PATH', () => {
+    const [medllm] = planLocal(
+      suite({
+        medllm: {
+          enabled: true,
+          model: { source: 'hf://o/r/medgemma.gguf', projector: { source: 'hf://o/r/mmproj-f16.gguf' } },
+        },
+      }),
+      options,
+    );
+    expect(medllm?.env['MODEL_PATH']).toBe('/h/models/medllm/medgemma.gguf');
+    expect(medllm?.env['MMPROJ_PATH']).toBe('/h/models/medllm/mmproj-f16.gguf');
+    expect(medllm?.extraModels).toEqual([
+      {
+        id: null,
+        source: 'hf://o/r/mmproj-f16.gguf',
+        sha256: null,
+        file: 'medllm/mmproj-f16.gguf',
+        path: '/h/models/medllm/mmproj-f16.gguf',
+      },
+    ]);
+    const [bare] = planLocal(suite({ medllm: { enabled: true } }), options);
+    expect(bare?.env).not.toHaveProperty('MMPROJ_PATH');
+    expect(bare?.extraModels).toEqual([]);
+  });
+
   it('plans nothing when nothing is enabled', () => {
     expect(planLocal(suite({ llm: { enabled: false } }), options)).toEqual([]);
   });

@@ -41,6 +41,11 @@ export interface Component {
   /** Further manifest models it loads from the models directory (fetched alongside `model`). */
   readonly extraModels?: readonly string[];
   /**
+   * The env var naming its multimodal projector file (llama.cpp's mmproj GGUF), for a component
+   * whose model comes in two files: the spec's `model.projector` is accepted only where this is set.
+   */
+  readonly projectorEnv?: string;
+  /**
    * The env var that points replicas at a shared store. Without it each replica keeps its own
    * (an embedded database on its volume), so more than one replica requires it.
    */
@@ -131,6 +136,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     concurrency: 1,
     gpu: true,
     model: null,
+    projectorEnv: 'MMPROJ_PATH',
     dependsOn: [],
     tokenEnv: [],
   },

