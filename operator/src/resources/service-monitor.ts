@@ -8,12 +8,15 @@
  *   `task_agent`). prometheus-operator sets a `service` target label (the Kubernetes Service's
  *   name); `honorLabels: true` keeps the service's own value instead of renaming it
  *   `exported_service`.
+ *   Series Prometheus makes itself (`up`, `scrape_*`) carry the target's labels only, so the
+ *   target's `service` label is relabelled to the same value: the component's directory
+ *   (`app.kubernetes.io/component`) with `-` turned into `_`, as the kit names a service's series.
  * - `suite`: the ClinicalSuite's name, relabelled from the Service's `app.kubernetes.io/instance`.
  * - `namespace`: added by prometheus-operator.
- * The local runner's Prometheus scrape config mirrors this (static labels `namespace` and `suite`,
- * `honor_labels: true`).
+ * The local runner's Prometheus scrape config mirrors this (target labels `namespace`, `suite` and
+ * `service`, `honor_labels: true`).
  */
-import { LABEL_INSTANCE, type ComponentKey } from '../api/v1alpha1/index.js';
+import { COMPONENTS, LABEL_COMPONENT, LABEL_INSTANCE, type ComponentKey } from '../api/v1alpha1/index.js';
 import { selectorLabels } from './labels.js';
 import { componentMetadata } from './metadata.js';
 import { objectName } from './names.js';
@@ -30,6 +33,11 @@ export const METRIC_LABEL_NAMESPACE = 'namespace';
 /** Prometheus' meta label for a Kubernetes Service label (non-alphanumerics become `_`). */
 export function serviceLabelMeta(label: string): string {
   return `__meta_kubernetes_service_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/** The `service` label a component's series carry: its directory with `-` as `_` (`task_agent`). */
+export function metricServiceName(key: ComponentKey): string {
+  return COMPONENTS[key].dir.replace(/-/g, '_');
 }
 
 export function buildServiceMonitor(suite: OwnedSuite, key: ComponentKey): ServiceMonitorObject | null {
@@ -53,6 +61,19 @@ export function buildServiceMonitor(suite: OwnedSuite, key: ComponentKey): Servi
               action: 'replace',
               sourceLabels: [serviceLabelMeta(LABEL_INSTANCE)],
               targetLabel: METRIC_LABEL_SUITE,
+            },
+            {
+              action: 'replace',
+              sourceLabels: [serviceLabelMeta(LABEL_COMPONENT)],
+              targetLabel: METRIC_LABEL_SERVICE,
+            },
+            // Component directories hold at most one `-` (task-agent, patient-sim); tested.
+            {
+              action: 'replace',
+              sourceLabels: [METRIC_LABEL_SERVICE],
+              regex: '(.+)-(.+)',
+              replacement: '${1}_${2}',
+              targetLabel: METRIC_LABEL_SERVICE,
             },
           ],
         },

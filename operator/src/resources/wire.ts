@@ -187,7 +187,13 @@ export interface ServiceMonitorEndpoint {
   interval: string;
   /** Keep the labels the target exports over the target labels Prometheus sets. */
   honorLabels: boolean;
-  relabelings: { action: 'replace'; sourceLabels: string[]; targetLabel: string }[];
+  relabelings: {
+    action: 'replace';
+    sourceLabels: string[];
+    regex?: string;
+    replacement?: string;
+    targetLabel: string;
+  }[];
 }
 
 /** Any object a builder returns. */
