@@ -2,13 +2,16 @@
  * Per-suite state as Prometheus gauges, set from the status the reconciler computed (so a
  * dashboard and the `ClinicalSuiteNotReady` alert read what `kubectl get clinicalsuite` shows):
  * `clinicalsuite_suite_ready` and `clinicalsuite_suite_degraded` (1/0 from the suite's `Ready` and
- * `Degraded` conditions) and `clinicalsuite_suite_component_ready` per enabled service. Labelled
+ * `Degraded` conditions) and `clinicalsuite_suite_component_ready` per enabled service (its
+ * `component` label holds the name the service's own series carry in `service`, e.g. `task_agent`,
+ * so the two join). Labelled
  * by the suite's `namespace` and name (`suite`), the same labels a service's series get at scrape
  * time; the chart's ServiceMonitor honours them. A deleted suite's series are removed, and so are
  * those of a service that was disabled. Bounded: one series per suite and per enabled service.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { COMPONENTS, type ComponentKey, type SuiteStatus } from '../api/v1alpha1/index.js';
+import type { ComponentKey, SuiteStatus } from '../api/v1alpha1/index.js';
+import { metricServiceName } from '../resources/index.js';
 
 export const SUITE_METRIC_NAMES = {
   ready: 'clinicalsuite_suite_ready',
@@ -57,7 +60,7 @@ export class SuiteMetrics {
     const now = new Set<string>();
     for (const [component, service] of Object.entries(status.services ?? {})) {
       if (service === undefined) continue;
-      const name = COMPONENTS[component as ComponentKey].dir;
+      const name = metricServiceName(component as ComponentKey);
       now.add(name);
       this.componentReady.set({ ...labels, component: name }, service.ready ? 1 : 0);
     }

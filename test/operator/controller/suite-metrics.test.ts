@@ -80,7 +80,7 @@ describe('SuiteMetrics', () => {
   it('keeps suites apart and forgets a deleted one', async () => {
     const registry = new Registry();
     const metrics = new SuiteMetrics(registry);
-    metrics.observe('a', 'x', computeStatus([service('llm', 1)], undefined, 1, NOW));
+    metrics.observe('a', 'x', computeStatus([service('taskAgent', 1)], undefined, 1, NOW));
     metrics.observe('b', 'x', computeStatus([service('llm', 0)], undefined, 1, NOW));
     expect(await series(registry, SUITE_METRIC_NAMES.ready)).toEqual([
       'clinicalsuite_suite_ready{namespace="a",suite="x"} 1',
@@ -93,6 +93,11 @@ describe('SuiteMetrics', () => {
     expect(await series(registry, SUITE_METRIC_NAMES.componentReady)).toEqual([
       'clinicalsuite_suite_component_ready{namespace="b",suite="x",component="llm"} 0',
     ]);
+    metrics.observe('a', 'x', computeStatus([service('taskAgent', 1)], undefined, 1, NOW));
+    // The component is named as the service names its own series (service="task_agent").
+    expect(await series(registry, SUITE_METRIC_NAMES.componentReady)).toContain(
+      'clinicalsuite_suite_component_ready{namespace="a",suite="x",component="task_agent"} 1',
+    );
   });
 });
 
