@@ -160,6 +160,25 @@ describe('what the table cannot show', () => {
     ]);
   });
 
+  it('reads breathlessness as dyspnoea and purulent or coloured sputum as a productive cough (vi and en)', () => {
+    const en = extractRuleFindings(
+      'Worsening breathlessness, cough now productive of green purulent sputum; not breathless at rest.',
+    ).findings;
+    expect(en.map((f) => [f.text, f.name, f.present])).toEqual([
+      ['breathlessness', 'dyspnea', true],
+      ['cough', 'cough', true],
+      ['purulent sputum', 'productive cough', true],
+      ['breathless', 'dyspnea', false],
+    ]);
+    const vi = extractRuleFindings('Khó thở tăng, ho ra đờm xanh; không có đờm mủ.').findings;
+    expect(vi.map((f) => [f.text, f.name, f.present])).toEqual([
+      ['Khó thở', 'dyspnea', true],
+      ['ho', 'cough', true],
+      ['đờm xanh', 'productive cough', true],
+      ['đờm mủ', 'productive cough', false],
+    ]);
+  });
+
   it('reads the knowledge base’s features and synonyms, findings carrying the feature id', async () => {
     const kb = await loadKnowledgeBase(
       fileURLToPath(new URL('../../services/reasoning/kb/primary-care', import.meta.url)),
