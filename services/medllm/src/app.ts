@@ -70,6 +70,8 @@ export function buildMedllmApp(deps: MedllmAppDeps): MedllmService {
     backoffMs: config.BACKEND_BACKOFF_MS,
     maxBackoffMs: config.BACKEND_MAX_BACKOFF_MS,
     healthIntervalMs: config.BACKEND_HEALTH_INTERVAL_MS,
+    ...(config.setpriv === undefined ? {} : { setpriv: config.setpriv }),
+    ...(config.backendPidFile === undefined ? {} : { pidFile: config.backendPidFile }),
   });
   // Bearer auth off by default (the spec's requests carry none); AUTH_TOKENS_FILE turns it on.
   const auth = authFromConfig(config);

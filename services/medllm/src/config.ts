@@ -59,6 +59,16 @@ export const medllmConfigSchema = kitConfigSchema({
   BACKEND_MAX_BACKOFF_MS: env.int({ min: 1 }).default(30_000),
   /** How often the running backend's /health is polled. */
   BACKEND_HEALTH_INTERVAL_MS: env.int({ min: 10 }).default(5000),
+  /**
+   * util-linux's setpriv: llama-server runs under `setpriv --pdeathsig KILL`, so the kernel kills it
+   * when this front dies, however it dies; `none`: a plain child process.
+   */
+  SETPRIV_PATH: z.string().min(1).default('setpriv'),
+  /**
+   * The running backend's pid file; a front starting kills the backend a dead previous front left
+   * behind. Default `$DATA_DIR/llama-server.pid`; none without DATA_DIR (unless set here).
+   */
+  BACKEND_PID_FILE: z.string().min(1).optional(),
   /** Extra llama-server arguments, space-separated (e.g. `--flash-attn on`). */
   LLAMA_SERVER_ARGS: z.string().default(''),
   /**
@@ -76,6 +86,10 @@ export type MedllmConfig = ParsedConfig & {
   /** MMPROJ_PATH, or `mmproj.gguf` next to the model (the operator sets MODEL_PATH from the spec's `model`). */
   readonly mmprojPath: string;
   readonly threads: number;
+  /** BACKEND_PID_FILE, or `llama-server.pid` in DATA_DIR, or undefined (no pid file). */
+  readonly backendPidFile: string | undefined;
+  /** SETPRIV_PATH, or undefined for `none`. */
+  readonly setpriv: string | undefined;
   /** SYSTEM_PROMPT, or '' for `none`. */
   readonly systemPrompt: string;
 };
@@ -91,6 +105,10 @@ export function loadMedllmConfig(source: Env = process.env): MedllmConfig {
     modelPath,
     mmprojPath: config.MMPROJ_PATH ?? join(dirname(modelPath), 'mmproj.gguf'),
     threads: config.THREADS ?? availableParallelism(),
+    backendPidFile:
+      config.BACKEND_PID_FILE ??
+      (config.DATA_DIR === undefined ? undefined : join(config.DATA_DIR, 'llama-server.pid')),
+    setpriv: config.SETPRIV_PATH === 'none' ? undefined : config.SETPRIV_PATH,
     systemPrompt: config.SYSTEM_PROMPT === 'none' ? '' : config.SYSTEM_PROMPT,
   };
 }

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { Logger, Readiness } from '@clinicalsuite/kit';
 import { BackendClient } from './backend-client.js';
+import { BackendPidFile, parentDeathLauncher, type Launcher } from './backend-process.js';
 
 /**
  * llama-server as a managed child process: started on a loopback port with the model and its
@@ -12,6 +13,11 @@ import { BackendClient } from './backend-client.js';
  * (`Readiness`), with the reason in words. Its output goes to the service's log at debug only
  * (at that level llama-server may print prompt pieces; at info nothing of a request is logged).
  * With `externalUrl` no process is managed: the same health polling watches a server run elsewhere.
+ *
+ * It never outlives the front (backend-process.ts): started under `setpriv --pdeathsig KILL` where
+ * util-linux has it, so the kernel kills it when the front dies (SIGKILL, OOM kill, crash); and
+ * with a pid file, a front starting after one that died kills the backend left behind before it
+ * starts its own (which would otherwise hold the GPU memory and run unattended).
  */
 
 export type BackendState = 'waiting' | 'starting' | 'ready' | 'restarting' | 'stopped';
@@ -31,6 +37,14 @@ export interface ManagedBackendOptions {
   readonly healthIntervalMs: number;
   /** Called each time the backend is started again after it stopped. */
   readonly onRestart?: () => void;
+  /**
+   * util-linux's setpriv (a name on PATH or a path): llama-server is started under
+   * `setpriv --pdeathsig KILL` so it dies with the front. Unset, or not working: a plain child,
+   * which survives a SIGKILLed front until the next start reaps it through the pid file.
+   */
+  readonly setpriv?: string;
+  /** Where the running backend's pid is recorded (a stale one is killed at start); none if unset. */
+  readonly pidFile?: string;
 }
 
 const STDERR_TAIL = 8;
@@ -49,6 +63,9 @@ export class ManagedBackend {
   private startedOnce = false;
   private tail: string[] = [];
   private failedChecks = 0;
+  private launcher: Launcher | null | undefined;
+  private readonly pidFile: BackendPidFile | undefined;
+  private reaped = false;
   private currentState: BackendState = 'waiting';
   private readyAt = 0;
   /** Times the backend was started again after it stopped. */
@@ -56,6 +73,7 @@ export class ManagedBackend {
 
   constructor(private readonly options: ManagedBackendOptions) {
     this.backoff = options.backoffMs;
+    if (options.pidFile !== undefined) this.pidFile = new BackendPidFile(options.pidFile, options.logger);
   }
 
   get state(): BackendState {
@@ -111,6 +129,10 @@ export class ManagedBackend {
       return;
     }
     const epoch = this.epoch;
+    if (!this.reaped) {
+      this.reaped = true;
+      await this.pidFile?.reapStale(this.options.binary);
+    }
     const port = await freePort();
     if (this.isClosed() || epoch !== this.epoch) return;
     const args = [...this.options.args, '--host', '127.0.0.1', '--port', String(port)];
@@ -126,14 +148,22 @@ export class ManagedBackend {
       this.options.onRestart?.();
     }
     this.startedOnce = true;
+    const launcher = this.parentDeathLauncher();
     let child: ChildProcess;
     try {
-      child = spawn(this.options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      child =
+        launcher === null
+          ? spawn(this.options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+          : spawn(launcher.command, [...launcher.args, this.options.binary, ...args], {
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
     } catch (error) {
       this.died(`llama-server could not be started: ${(error as Error).message}`);
       return;
     }
     this.child = child;
+    const pid = child.pid;
+    if (pid !== undefined) this.pidFile?.record(pid, this.options.binary);
     this.client = new BackendClient(`http://127.0.0.1:${port}`);
     this.setState('starting', 'llama-server is loading the model and projector');
     for (const stream of [child.stdout, child.stderr]) {
@@ -150,6 +180,7 @@ export class ManagedBackend {
       this.died(`llama-server could not be started: ${error.message}`);
     });
     child.once('exit', (code, signal) => {
+      if (pid !== undefined) this.pidFile?.clear(pid);
       if (this.child !== child) return;
       this.child = undefined;
       const how = signal === null ? `code ${code}` : `signal ${signal}`;
@@ -231,6 +262,21 @@ export class ManagedBackend {
     this.options.logger.warn({ component: 'llama-server', restartInMs: delay }, reason);
     this.setState('restarting', `${reason}; restarting in ${delay} ms`);
     this.schedule(delay, () => void this.launch());
+  }
+
+  /** The setpriv launcher, looked for once; null when off or not available (said once in the log). */
+  private parentDeathLauncher(): Launcher | null {
+    if (this.launcher !== undefined) return this.launcher;
+    const { setpriv } = this.options;
+    this.launcher = setpriv === undefined ? null : parentDeathLauncher(setpriv);
+    if (setpriv !== undefined && this.launcher === null) {
+      this.options.logger.warn(
+        { component: 'llama-server' },
+        `${setpriv} --pdeathsig (util-linux) does not run here: llama-server is started as a plain ` +
+          "child, so a killed front leaves it running until the service's next start",
+      );
+    }
+    return this.launcher;
   }
 
   /** Read again after an await (the flag may have changed meanwhile). */
