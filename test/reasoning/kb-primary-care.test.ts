@@ -21,6 +21,7 @@ const SCORABLE = [
   'acute_myocardial_infarction',
   'acute_pancreatitis',
   'bacterial_meningitis',
+  'copd_exacerbation',
   'covid19',
   'dengue',
   'hand_foot_mouth_disease',
@@ -28,6 +29,7 @@ const SCORABLE = [
   'influenza',
   'ischaemic_stroke',
   'leptospirosis',
+  'malaria',
   'migraine',
   'pneumonia',
   'pulmonary_embolism',
@@ -36,6 +38,8 @@ const SCORABLE = [
   'typhoid_fever',
 ];
 const UNIFORM_PRIOR = 'primary-care-uniform-prior';
+/** The declared even share: "none of these" keeps 0.05, the 21 conditions share 0.95 (rounded down). */
+const SHARE = 0.0452;
 const LEAK_DEFAULT = 'primary-care-leak-default';
 
 describe('the shipped primary-care base', () => {
@@ -50,25 +54,25 @@ describe('the shipped primary-care base', () => {
     expect(report.conditions.notScorable).toHaveLength(report.conditions.defined - SCORABLE.length);
     expect(report.conditions.notScorable.every((c) => c.reason === 'no sourced prior')).toBe(true);
     expect(report.conditions.notScorable.map((c) => c.id)).toEqual(
-      expect.arrayContaining([
-        'malaria',
-        'acute_pyelonephritis',
-        'asthma_exacerbation',
-        'copd_exacerbation',
-        'peptic_ulcer',
-      ]),
+      expect.arrayContaining(['acute_pyelonephritis', 'asthma_exacerbation', 'peptic_ulcer']),
     );
     // Every scorable condition is described by at least 3 links.
     for (const id of SCORABLE) {
       expect(knowledgeBase.links.filter((l) => l.condition === id).length).toBeGreaterThanOrEqual(3);
     }
-    // Round 2 completed the conditions whose links were waiting (influenza, AMI): every link is used.
-    expect(report.links.dropped).toBe(0);
-    expect(report.links.used).toBe(report.links.defined);
-    // Priors are the declared uniform modelling choice; the rest is "none of these".
-    expect(knowledgeBase.conditions.every((c) => c.prior === 0.05)).toBe(true);
-    expect(report.priorSum).toBeCloseTo(0.05 * SCORABLE.length, 10);
-    expect(report.priorSum).toBeLessThan(1);
+    // Round 3: acute pyelonephritis has 2 sourced links, one short of the base's 3, so they wait
+    // (the loader drops them); every other link is used.
+    const waiting = (await readKbDocument(PRIMARY_CARE)).links.filter(
+      (l) => l.condition === 'acute_pyelonephritis',
+    );
+    expect(waiting).toHaveLength(2);
+    expect(report.links.dropped).toBe(waiting.length);
+    expect(report.links.used).toBe(report.links.defined - waiting.length);
+    // Priors are the declared even share of 0.95 (a modelling choice); the rest is "none of these".
+    expect(knowledgeBase.conditions.every((c) => c.prior === SHARE)).toBe(true);
+    expect(SHARE).toBe(Math.floor((0.95 / SCORABLE.length) * 1e4) / 1e4);
+    expect(report.priorSum).toBeCloseTo(SHARE * SCORABLE.length, 10);
+    expect(1 - report.priorSum).toBeGreaterThanOrEqual(0.05);
     expect(knowledgeBase.leak.default).toBe(0.05);
     expect(knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
     expect([...report.modellingChoices].sort()).toEqual([LEAK_DEFAULT, UNIFORM_PRIOR]);
@@ -139,7 +143,7 @@ describe('the shipped primary-care base', () => {
       icd10: 'A90',
       title_en: 'Dengue fever',
       title_vi: 'Sốt xuất huyết Dengue',
-      prior: 0.05,
+      prior: SHARE,
       prior_source: UNIFORM_PRIOR,
     });
     expect(dengue?.notes).toContain('ICD-10-CM 2026 A90: Dengue fever [classical dengue]');
@@ -163,32 +167,32 @@ describe('the shipped primary-care base', () => {
         { id: SYNTHETIC_SOURCE, kind: 'cohort' as const, citation: 'synthetic' },
       ],
     };
-    const conditions = doc.conditions.map((c) =>
-      c.id === 'malaria'
-        ? condition({ ...c, prior: 0.01, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
-        : c,
-    );
-    const result = validateKb({
-      ...doc,
-      manifest,
-      conditions,
-      links: [...doc.links, link({ condition: 'malaria', feature: 'fever', probability: 0.9 })],
-    });
+    // Acute pyelonephritis's 2 waiting links plus one SYNTHETIC link make 3; a prior makes it scorable.
+    const withPrior = (prior: number) =>
+      validateKb({
+        ...doc,
+        manifest,
+        conditions: doc.conditions.map((c) =>
+          c.id === 'acute_pyelonephritis'
+            ? condition({ ...c, prior, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
+            : c,
+        ),
+        links: [
+          ...doc.links,
+          link({ condition: 'acute_pyelonephritis', feature: 'flank_pain', probability: 0.9 }),
+        ],
+      });
+    const result = withPrior(0.01);
     expect(result.problems).toEqual([]);
     if (!result.ok) return;
-    expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual([...SCORABLE, 'malaria'].sort());
-    expect(result.report.priorSum).toBeCloseTo(0.05 * SCORABLE.length + 0.01, 10);
-    // With 19 conditions at the uniform 0.05, a 20th at 0.05 would leave nothing for "none of these".
-    const twentieth = validateKb({
-      ...doc,
-      manifest,
-      conditions: doc.conditions.map((c) =>
-        c.id === 'malaria' ? condition({ ...c, prior: 0.05, prior_source: SYNTHETIC_SOURCE }) : c,
-      ),
-      links: [...doc.links, link({ condition: 'malaria', feature: 'fever', probability: 0.9 })],
-    });
-    expect(SCORABLE).toHaveLength(19);
-    expect(twentieth.problems.map((p) => p.code)).toContain('prior-sum');
+    expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual(
+      [...SCORABLE, 'acute_pyelonephritis'].sort(),
+    );
+    expect(result.report.links.dropped).toBe(0);
+    expect(result.report.priorSum).toBeCloseTo(SHARE * SCORABLE.length + 0.01, 10);
+    // The 21 shares leave 0.0508 for "none of these": a prior that takes all of it is refused.
+    expect(SCORABLE).toHaveLength(21);
+    expect(withPrior(0.06).problems.map((p) => p.code)).toContain('prior-sum');
   });
 
   it('merges with an HPO-keyed base: the primary-care feature absorbs the HPO feature of the same term', async () => {
