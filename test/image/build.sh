@@ -7,6 +7,9 @@
 #
 #   bash test/image/build.sh            # build localhost/clinicalsuite:dev and smoke-test it
 #
+# The first build compiles llama-server for medllm (the Dockerfile's llama-server stage, CPU variant
+# haswell): 10-20 min on 2 cores; it is cached with the layers until the lockfile changes.
+#
 # Needs root, buildah and debootstrap (apt-get install buildah debootstrap). Uses buildah's chroot
 # isolation and vfs storage, which work inside an unprivileged container; the base images are kept
 # in buildah's store, so a second run only rebuilds what changed.
@@ -76,6 +79,7 @@ echo "== build $IMAGE from operator/Dockerfile"
 start=$(date +%s)
 buildah bud --quiet --layers \
   --build-arg NODE_IMAGE="$NODE_IMAGE" \
+  --build-arg LLAMA_BUILD_IMAGE="$NODE_IMAGE" \
   --build-arg RUNTIME_IMAGE="$DEBIAN_IMAGE" \
   -f operator/Dockerfile -t "$IMAGE" . >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; exit 1; }
 echo "   built in $(($(date +%s) - start)) s"
@@ -92,6 +96,9 @@ run node --version
 run tesseract --list-langs 2>&1 | grep -qx vie
 run espeak-ng --version
 run ffmpeg -version | head -1
+# medllm's backend, where LLAMA_SERVER_PATH says, and the setpriv it runs under.
+run sh -c '"$LLAMA_SERVER_PATH" --version' 2>&1 | grep -q 'version:'
+run setpriv --pdeathsig KILL -- true
 port=$((20000 + RANDOM % 20000))
 run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models \
   node services/face/dist/main.js >"$work/service.log" 2>&1 &

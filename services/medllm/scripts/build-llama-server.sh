@@ -19,7 +19,7 @@
 # GPU: LLAMA_SERVER_GPU=cuda builds with ggml's CUDA backend (needs nvcc; the CUDA toolkit's
 # libraries at run time). One architecture keeps the build short: CMAKE_CUDA_ARCHITECTURES
 # (default `native`: the GPU of the building machine; e.g. 90 for H100/H200, 89 for L4/L40, 80
-# for A100). Then start llama-server with `-ngl 99` (the service's flags are in
+# for A100); a `;`-separated list (`80;89;90`) builds for each, as an image for any GPU needs. Then start llama-server with `-ngl 99` (the service's flags are in
 # services/medllm/docs/backend.md). LLAMA_SERVER_GPU=cpu (or unset) builds the CPU binary.
 #
 # CPU kernels: node-llama-cpp's prebuilt binary (GGML_CPU_ALL_VARIANTS, GGML_BACKEND_DL, no
@@ -84,10 +84,10 @@ case "$gpu" in
     ;;
   cuda)
     arch="${CMAKE_CUDA_ARCHITECTURES:-native}"
-    [[ "$arch" =~ ^[0-9A-Za-z_-]+$ ]] || { echo "CMAKE_CUDA_ARCHITECTURES must be one architecture (e.g. 90), got '$arch'" >&2; exit 2; }
+    [[ "$arch" =~ ^[0-9A-Za-z_-]+(;[0-9A-Za-z_-]+)*$ ]] || { echo "CMAKE_CUDA_ARCHITECTURES must be architectures separated by ';' (e.g. 90 or 80;89;90), got '$arch'" >&2; exit 2; }
     gpu_opts=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch")
-    build_name="build-cuda-$arch"
-    bin_name="bin-cuda-$arch-$variant"
+    build_name="build-cuda-${arch//;/-}"
+    bin_name="bin-cuda-${arch//;/-}-$variant"
     ;;
   *) echo "LLAMA_SERVER_GPU must be cpu or cuda, got '$gpu'" >&2; exit 2 ;;
 esac

@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+
+// operator/Dockerfile checked without Docker (no engine and no hadolint here; test/image/build.sh
+// builds it with buildah where installed): parsed into stages, every reference resolved, and the
+// llama-server stage's build command run in --path mode with the stage's own settings.
+
+const root = new URL('../../', import.meta.url).pathname;
+const text = readFileSync(`${root}operator/Dockerfile`, 'utf8');
+
+interface Instruction {
+  readonly op: string;
+  readonly args: string;
+}
+interface Stage {
+  readonly base: string;
+  readonly name: string | null;
+  readonly steps: Instruction[];
+}
+
+/** Instructions with continuation lines joined and comments dropped; global ARGs; stages. */
+function parse(source: string): { globals: Map<string, string | null>; stages: Stage[] } {
+  const lines = source
+    .split('\n')
+    .filter((l) => !/^\s*#/.test(l))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const globals = new Map<string, string | null>();
+  const stages: Stage[] = [];
+  for (const line of lines) {
+    const [, op = '', args = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const upper = op.toUpperCase();
+    if (upper === 'FROM') {
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
+      if (!m) throw new Error(`bad FROM: ${line}`);
+      stages.push({ base: m[1]!, name: m[2] ?? null, steps: [] });
+    } else if (stages.length === 0) {
+      expect(upper).toBe('ARG');
+      const [name = '', value] = args.split(/=(.*)/s);
+      globals.set(name, value ?? null);
+    } else {
+      stages.at(-1)!.steps.push({ op: upper, args });
+    }
+  }
+  return { globals, stages };
+}
+
+const { globals, stages } = parse(text);
+const stage = (name: string): Stage => {
+  const found = stages.find((s) => s.name === name);
+  if (!found) throw new Error(`no stage ${name}`);
+  return found;
+};
+
+describe('operator/Dockerfile', () => {
+  it('uses only known instructions, global ARGs as bases and stages defined before they are used', () => {
+    const known = ['ARG', 'ENV', 'RUN', 'COPY', 'WORKDIR', 'USER', 'EXPOSE', 'ENTRYPOINT', 'CMD'];
+    const seen: string[] = [];
+    for (const s of stages) {
+      const base = /^\$\{(\w+)\}$/.exec(s.base);
+      if (base) expect(globals.has(base[1]!)).toBe(true);
+      else expect(seen).toContain(s.base);
+      for (const step of s.steps) {
+        expect(known).toContain(step.op);
+        const from = /--from=(\S+)/.exec(step.args)?.[1];
+        if (from !== undefined) expect(seen).toContain(from);
+      }
+      if (s.name !== null) seen.push(s.name);
+    }
+    expect(stages.at(-1)?.name).toBe('runtime');
+  });
+
+  it('copies from the build context only paths that exist and that .dockerignore keeps', () => {
+    const ignored = readFileSync(`${root}.dockerignore`, 'utf8').split('\n');
+    for (const s of stages) {
+      for (const step of s.steps.filter((x) => x.op === 'COPY' && !x.args.includes('--from='))) {
+        const sources = step.args.split(/\s+/).slice(0, -1);
+        for (const src of sources) {
+          expect(existsSync(`${root}${src}`)).toBe(true);
+          expect(ignored).not.toContain(src.replace(/\/$/, ''));
+        }
+      }
+    }
+  });
+
+  it('builds llama-server with the medllm script in its own stage, from the deps stage only', () => {
+    const llama = stage('llama-server');
+    expect(llama.base).toBe('${LLAMA_BUILD_IMAGE}');
+    const copies = llama.steps.filter((s) => s.op === 'COPY').map((s) => s.args);
+    // Not from `build` (every source edit would rebuild it): the bundled llama.cpp from deps.
+    expect(copies.filter((c) => c.includes('--from=')).every((c) => /--from=(deps|node)\s/.test(c))).toBe(
+      true,
+    );
+    expect(copies).toContain(
+      '--from=deps /src/node_modules/node-llama-cpp/llama/gitRelease.bundle node_modules/node-llama-cpp/llama/',
+    );
+    const run = llama.steps.filter((s) => s.op === 'RUN').map((s) => s.args);
+    expect(run.some((r) => r.includes('bash services/medllm/scripts/build-llama-server.sh'))).toBe(true);
+    expect(run.some((r) => /LLAMA_SERVER_GPU="\$RUNTIME"/.test(r))).toBe(true);
+  });
+
+  it('puts llama-server where LLAMA_SERVER_PATH says, checks its libraries and setpriv', () => {
+    const runtime = stage('runtime');
+    const env = runtime.steps
+      .filter((s) => s.op === 'ENV')
+      .map((s) => s.args)
+      .join(' ');
+    const path = /LLAMA_SERVER_PATH=(\S+)/.exec(env)?.[1];
+    expect(path).toBe('/usr/local/bin/llama-server');
+    expect(
+      runtime.steps.some(
+        (s) => s.op === 'COPY' && s.args === `--from=llama-server /opt/llama-server/bin/llama-server ${path}`,
+      ),
+    ).toBe(true);
+    const run = runtime.steps
+      .filter((s) => s.op === 'RUN')
+      .map((s) => s.args)
+      .join('\n');
+    expect(run).toContain('setpriv --pdeathsig KILL -- true');
+    expect(run).toContain(`ldd ${path}`);
+  });
+
+  it("runs the stage's build command in --path mode: portable CPU variant, CUDA for every listed GPU", () => {
+    const llama = stage('llama-server');
+    const arg = (name: string) =>
+      llama.steps.find((s) => s.op === 'ARG' && s.args.startsWith(`${name}=`))?.args.split(/=(.*)/s)[1];
+    const variant = arg('LLAMA_CPU_VARIANT')!;
+    const archs = arg('CUDA_ARCHITECTURES')!;
+    expect(variant).toBe('haswell');
+    const script = `${root}services/medllm/scripts/build-llama-server.sh`;
+    const pathFor = (gpu: string) =>
+      execFileSync('bash', [script, '--path'], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          LLAMA_SERVER_GPU: gpu,
+          GGML_CPU_VARIANT: variant,
+          CMAKE_CUDA_ARCHITECTURES: archs,
+          LLAMA_SERVER_CACHE: '/tmp/llama-server',
+        },
+      }).trim();
+    expect(pathFor('cpu')).toMatch(/^\/tmp\/llama-server\/[^/]+\/bin-haswell\/llama-server$/);
+    expect(pathFor('cuda')).toMatch(
+      new RegExp(`/bin-cuda-${archs.replace(/;/g, '-')}-haswell/llama-server$`),
+    );
+    // A stray character in the list is refused rather than passed to cmake.
+    expect(() =>
+      execFileSync('bash', [script, '--path'], {
+        stdio: 'pipe',
+        env: { PATH: process.env.PATH, LLAMA_SERVER_GPU: 'cuda', CMAKE_CUDA_ARCHITECTURES: '90 $(id)' },
+      }),
+    ).toThrow(/CMAKE_CUDA_ARCHITECTURES must be architectures/);
+  });
+});
