@@ -405,6 +405,17 @@ describe('against a fake llama-server', () => {
         /corrupt or truncated/,
       ],
       [
+        // JPEG bytes go to the backend as they came: the decode must still catch a cut-off file.
+        'a truncated JPEG',
+        async () => {
+          const jpeg = await sharp({ create: { width: 300, height: 300, channels: 3, background: 'teal' } })
+            .jpeg({ quality: 95 })
+            .toBuffer();
+          return [dataUrl('image/jpeg', jpeg.subarray(0, Math.floor(jpeg.length * 0.9)))];
+        },
+        /corrupt or truncated/,
+      ],
+      [
         'a pixel bomb',
         async () => [dataUrl('image/png', await pixelBomb(60_000, 60_000))],
         /60000x60000 \(3600000000 pixels\), over the limit of 50000000/,
