@@ -12,7 +12,7 @@ import { captureLogs } from '../kit/helpers.js';
 /** The real default models (fetched into the models directory once) and the real photos. */
 export async function ensureFaceFixtures(): Promise<Record<FacePhoto, string>> {
   const modelsDir = defaultModelsDir(process.env);
-  for (const id of ['face-detector', 'face-recognizer']) {
+  for (const id of ['face-detector', 'face-detector-retinaface', 'face-recognizer']) {
     const entry = MODEL_MANIFEST[id];
     if (entry === undefined) throw new Error(`no ${id} in the manifest`);
     await ensureModel(entry, { modelsDir });

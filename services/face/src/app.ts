@@ -9,6 +9,7 @@ import {
   type Logger,
 } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import { DETECTOR_MODEL_IDS } from './adapters/detector.js';
 import { loadFaceEngine } from './adapters/face-engine.js';
 import { loadCoarseScorer } from './adapters/ort-scorer.js';
 import type { Registry } from './adapters/registry.js';
@@ -68,7 +69,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     readiness,
     logger,
     pollMs: config.MODEL_POLL_MS,
-    hint: 'run `npm run models -- fetch face-detector` and `npm run models -- fetch face-recognizer`, or mount the ONNX files there',
+    hint: `run \`npm run models -- fetch ${DETECTOR_MODEL_IDS[config.FACE_DETECTOR]}\` and \`npm run models -- fetch face-recognizer\`, or mount the ONNX files there`,
     load: async () => {
       // `auto` tries CUDA only where a GPU is visible (onnxruntime logs errors when it cannot load it).
       const device =
@@ -78,8 +79,11 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         recognizerPath: config.recognizerPath,
         device,
         threads: config.threads,
-        minScore: config.FACE_MIN_DETECTION_SCORE,
-        nmsIou: 0.3,
+        detector: {
+          kind: config.FACE_DETECTOR,
+          minScore: config.minDetectionScore,
+          inputSize: config.FACE_DETECTOR_INPUT_SIZE,
+        },
         minFaceSize: config.FACE_MIN_SIZE,
         recognizer: {
           channels: config.FACE_RECOGNIZER_CHANNELS,

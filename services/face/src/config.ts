@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
+import { DEFAULT_MIN_SCORE, DETECTOR_KINDS, DETECTOR_MODEL_IDS } from './adapters/detector.js';
 
 /**
  * The face service's configuration: the kit's variables (the spec's limits as defaults: 3 requests
@@ -18,8 +19,15 @@ export const faceConfigSchema = kitConfigSchema({
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
 }).extend({
-  /** The detector ONNX (BlazeFace family); default: the manifest's `face-detector` under MODELS_DIR. */
+  /** The detector family: `retinaface` (5 landmarks) or `blazeface` (MediaPipe, 6 keypoints). */
+  FACE_DETECTOR: z.enum(DETECTOR_KINDS).default('retinaface'),
+  /**
+   * The detector ONNX, of the FACE_DETECTOR family; default: that family's manifest model under
+   * MODELS_DIR (`face-detector-retinaface` or `face-detector`).
+   */
   FACE_DETECTOR_PATH: z.string().optional(),
+  /** RetinaFace: the image's longer side as the network sees it (BlazeFace's input is fixed). */
+  FACE_DETECTOR_INPUT_SIZE: env.int({ min: 64, max: 4096 }).default(640),
   /** The recognizer ONNX (ArcFace family, 112x112 input); default: MODEL_PATH, else the manifest's `face-recognizer`. */
   FACE_RECOGNIZER_PATH: z.string().optional(),
   /** Pixel order and normalisation the recognizer was trained with: (x - mean) / std. */
@@ -30,8 +38,11 @@ export const faceConfigSchema = kitConfigSchema({
   FACE_DEVICE: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
   /** onnxruntime intra-op threads per model; default: the cores this process may use, at most 4. */
   FACE_THREADS: env.int({ min: 1, max: 64 }).optional(),
-  /** Detector score (0..1) below which a face is not reported. */
-  FACE_MIN_DETECTION_SCORE: env.number({ min: 0.05, max: 0.99 }).default(0.6),
+  /**
+   * Detector score (0..1) below which a face is not reported; default per family: 0.8 for
+   * RetinaFace (its softmax scores reach 0.6-0.8 on non-faces), 0.6 for BlazeFace.
+   */
+  FACE_MIN_DETECTION_SCORE: env.number({ min: 0.05, max: 0.99 }).optional(),
   /** Faces whose box is smaller than this many pixels are not recognized. */
   FACE_MIN_SIZE: env.int({ min: 8, max: 4096 }).default(24),
   /** Largest image file (bytes or 50mb style). */
@@ -67,6 +78,8 @@ export const faceConfigSchema = kitConfigSchema({
 
 export type FaceConfig = z.output<typeof faceConfigSchema> & {
   readonly detectorPath: string;
+  /** FACE_MIN_DETECTION_SCORE, or the detector family's default. */
+  readonly minDetectionScore: number;
   readonly recognizerPath: string;
   readonly registryPath: string;
   readonly threads: number;
@@ -84,7 +97,8 @@ export function loadFaceConfig(source: Env = process.env): FaceConfig {
   };
   return {
     ...config,
-    detectorPath: config.FACE_DETECTOR_PATH ?? manifestPath('face-detector'),
+    detectorPath: config.FACE_DETECTOR_PATH ?? manifestPath(DETECTOR_MODEL_IDS[config.FACE_DETECTOR]),
+    minDetectionScore: config.FACE_MIN_DETECTION_SCORE ?? DEFAULT_MIN_SCORE[config.FACE_DETECTOR],
     // MODEL_PATH: what the operator and the runner set from the suite's `model` (the recognizer).
     recognizerPath: config.FACE_RECOGNIZER_PATH ?? config.MODEL_PATH ?? manifestPath('face-recognizer'),
     registryPath: config.REGISTRY_PATH ?? join(config.DATA_DIR ?? 'data', 'face-registry.sqlite'),

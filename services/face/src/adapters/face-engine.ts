@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type ort from 'onnxruntime-node';
 import { alignmentTransform, warpSimilarity, type RgbImage } from '../domain/align.js';
 import type { Detection } from '../domain/geometry.js';
-import { type BlazeFaceLayout, blazeFaceLayout, detectBlazeFace } from './blazeface.js';
+import { type DetectorOptions, type FaceDetector, faceDetector } from './detector.js';
 import { loadSession, type ExecutionDevice } from './onnx.js';
 import { embedFace, recognizerInfo, type RecognizerInfo, type RecognizerOptions } from './recognizer.js';
 
@@ -14,8 +14,7 @@ export interface FaceEngineOptions {
   readonly recognizerPath: string;
   readonly device: ExecutionDevice;
   readonly threads: number;
-  readonly minScore: number;
-  readonly nmsIou: number;
+  readonly detector: DetectorOptions;
   /** Faces smaller than this (box side, pixels) are not embedded. */
   readonly minFaceSize: number;
   readonly recognizer: RecognizerOptions;
@@ -35,6 +34,8 @@ export interface StageTimings {
 export interface FaceEngine {
   /** `cpu` or `cuda:<id>`. */
   readonly device: string;
+  /** The detector family in use. */
+  readonly detector: FaceDetector['kind'];
   /** Identifies the recognizer (file name and dimension): embeddings of another never match. */
   readonly modelId: string;
   readonly dim: number;
@@ -54,9 +55,9 @@ export async function loadFaceEngine(options: FaceEngineOptions): Promise<FaceEn
     throw error;
   }
   try {
-    const layout = blazeFaceLayout(detector.session);
+    const detect = faceDetector(detector.session, options.detector);
     const info = recognizerInfo(recognizer.session);
-    return new OnnxFaceEngine(options, detector.session, layout, recognizer.session, info, recognizer.device);
+    return new OnnxFaceEngine(options, detector.session, detect, recognizer.session, info, recognizer.device);
   } catch (error) {
     await detector.session.release();
     await recognizer.session.release();
@@ -67,21 +68,23 @@ export async function loadFaceEngine(options: FaceEngineOptions): Promise<FaceEn
 class OnnxFaceEngine implements FaceEngine {
   readonly modelId: string;
   readonly dim: number;
+  readonly detector: FaceDetector['kind'];
 
   constructor(
     private readonly options: FaceEngineOptions,
-    private readonly detector: ort.InferenceSession,
-    private readonly layout: BlazeFaceLayout,
+    private readonly detectorSession: ort.InferenceSession,
+    private readonly faceDetector: FaceDetector,
     private readonly recognizer: ort.InferenceSession,
     private readonly info: RecognizerInfo,
     readonly device: string,
   ) {
     this.dim = info.dim;
+    this.detector = faceDetector.kind;
     this.modelId = `${basename(options.recognizerPath)}:${String(info.dim)}`;
   }
 
   detect(image: RgbImage): Promise<Detection[]> {
-    return detectBlazeFace(this.detector, this.layout, image, this.options);
+    return this.faceDetector.detect(image);
   }
 
   async analyze(
@@ -110,7 +113,7 @@ class OnnxFaceEngine implements FaceEngine {
   }
 
   async dispose(): Promise<void> {
-    await this.detector.release();
+    await this.detectorSession.release();
     await this.recognizer.release();
   }
 }

@@ -38,7 +38,7 @@ export function rootRoute(rt: FaceRuntime): AnyRoute {
         version: rt.version,
         device: deviceOf(rt),
         features: [
-          'face detection (BlazeFace)',
+          `face detection (${rt.config.FACE_DETECTOR === 'retinaface' ? 'RetinaFace' : 'BlazeFace'})`,
           rt.host.engine === undefined
             ? 'face embeddings (recognizer not loaded yet, cosine matching)'
             : `face embeddings (${String(rt.host.engine.engine.dim)}-d, cosine matching)`,
