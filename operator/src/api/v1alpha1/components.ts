@@ -122,7 +122,8 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     concurrency: 3,
     gpu: true,
     model: 'face-recognizer',
-    extraModels: ['face-detector'],
+    // Both detectors, so FACE_DETECTOR can switch between them (RetinaFace is the default).
+    extraModels: ['face-detector-retinaface', 'face-detector'],
     sharedStoreEnv: 'DATABASE_URL',
     dependsOn: [],
     tokenEnv: [],
