@@ -7,7 +7,9 @@
 // 2. identification: p50/p99 of matching one face against 1k, 10k and 100k registered persons
 //    (the in-memory index the service searches; random unit embeddings of the recognizer's size).
 //
-// Env: BENCH_THREADS (1: onnxruntime intra-op threads, the service's FACE_THREADS), BENCH_IMAGES (40).
+// Env: BENCH_THREADS (1: onnxruntime intra-op threads, the service's FACE_THREADS), BENCH_IMAGES (40),
+// BENCH_DETECTOR (the service's FACE_DETECTOR: retinaface, its default, or blazeface).
+// Both detectors' accuracy and speed on the test photos: test/bench/face/detectors.js.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -20,15 +22,24 @@ import { MODEL_MANIFEST, defaultModelsDir, ensureModel, resolveModelPath } from 
 const root = new URL('../../../', import.meta.url).pathname;
 const THREADS = Number(process.env.BENCH_THREADS ?? '1');
 const IMAGES = Number(process.env.BENCH_IMAGES ?? '40');
+const DETECTOR = process.env.BENCH_DETECTOR ?? 'retinaface';
 const { loadFaceEngine } = await import(`${root}services/face/dist/adapters/face-engine.js`);
+const { DEFAULT_MIN_SCORE, DETECTOR_MODEL_IDS } = await import(
+  `${root}services/face/dist/adapters/detector.js`
+);
+if (!(DETECTOR in DETECTOR_MODEL_IDS)) {
+  console.error(`BENCH_DETECTOR=${DETECTOR}: expected one of ${Object.keys(DETECTOR_MODEL_IDS).join(', ')}`);
+  process.exit(1);
+}
 const { decodeImage } = await import(`${root}services/face/dist/adapters/image.js`);
 const { People } = await import(`${root}services/face/dist/domain/people.js`);
 const { l2Normalize } = await import(`${root}services/face/dist/domain/similarity.js`);
 const { loadCoarseScorer } = await import(`${root}services/face/dist/adapters/ort-scorer.js`);
 
 const modelsDir = defaultModelsDir(process.env);
-for (const id of ['face-detector', 'face-recognizer']) await ensureModel(MODEL_MANIFEST[id], { modelsDir });
-const detectorPath = resolveModelPath(modelsDir, MODEL_MANIFEST['face-detector']);
+const detectorId = DETECTOR_MODEL_IDS[DETECTOR];
+for (const id of [detectorId, 'face-recognizer']) await ensureModel(MODEL_MANIFEST[id], { modelsDir });
+const detectorPath = resolveModelPath(modelsDir, MODEL_MANIFEST[detectorId]);
 const recognizerPath = resolveModelPath(modelsDir, MODEL_MANIFEST['face-recognizer']);
 // The real photographs the face tests fetch (test/fixtures/photos/face-photos.ts) into the cache.
 const photoDir = join(
@@ -77,8 +88,7 @@ const engine = await loadFaceEngine({
   recognizerPath,
   device: 'cpu',
   threads: THREADS,
-  minScore: 0.6,
-  nmsIou: 0.3,
+  detector: { kind: DETECTOR, minScore: DEFAULT_MIN_SCORE[DETECTOR], inputSize: 640 },
   minFaceSize: 24,
   recognizer: { channels: 'rgb', mean: 127.5, std: 128 },
 });
@@ -115,6 +125,7 @@ const child = spawn(process.execPath, [`${root}services/face/dist/main.js`], {
     DATA_DIR: mkdtempSync(join(tmpdir(), 'face-bench-')),
     FACE_DEVICE: 'cpu',
     FACE_THREADS: String(THREADS),
+    FACE_DETECTOR: DETECTOR,
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
     LOG_LEVEL: 'warn',
   },
@@ -197,7 +208,7 @@ await engine.dispose();
 await coarse.dispose();
 
 console.log(
-  `face benchmark: BlazeFace 256 + ${recognizerPath.split('/').pop()} (${dim}-d), onnxruntime CPU, ${THREADS} intra-op thread(s), 640x480 JPEGs with one face`,
+  `face benchmark: ${DETECTOR === 'retinaface' ? 'RetinaFace MobileNet-0.25 (640)' : 'BlazeFace 256'} + ${recognizerPath.split('/').pop()} (${dim}-d), onnxruntime CPU, ${THREADS} intra-op thread(s), 640x480 JPEGs with one face`,
 );
 console.log(
   `  load avg at start: ${load0}; ${IMAGES / 2} images per measurement, 3 rounds interleaved, medians; every image had one face: ${facesOk}`,
