@@ -1,0 +1,347 @@
+/**
+ * A small load against every running service for the Prometheus test: successes, a few 4xx
+ * (bad bodies, missing tokens, unknown ids), LLM chat completions whole and streamed (so the time
+ * to first token and inter-token histograms fill), face recognition on a real photograph, OCR of
+ * a rendered note, speech to text of espeak-ng speech, reasoning diagnoses, agent intents, task
+ * agent tasks, the task proxy's sign-in and actions, code search, patient turns, medllm text and
+ * image. Returns what was sent and answered, per service and status, so the test can say so.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { ComponentKey } from '../../../operator/src/api/v1alpha1/index.js';
+import { ensureFacePhotos } from '../../fixtures/photos/face-photos.js';
+
+export interface LoadSummary {
+  /** `service status` → count (status `error` for a request that got no answer). */
+  readonly counts: Record<string, number>;
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+interface Step {
+  readonly service: ComponentKey;
+  readonly run: () => Promise<number>;
+}
+
+async function status(res: Promise<Response>): Promise<number> {
+  const r = await res;
+  // Read the whole body (SSE streams included): the request is over when its response is.
+  await r.arrayBuffer();
+  return r.status;
+}
+
+const json = (body: unknown, token?: string): RequestInit => ({
+  method: 'POST',
+  headers: {
+    'content-type': 'application/json',
+    ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+  },
+  body: JSON.stringify(body),
+  signal: AbortSignal.timeout(30_000),
+});
+
+const FILE_NAMES: Record<string, string> = {
+  'image/jpeg': 'photo.jpg',
+  'image/png': 'note.png',
+  'audio/wav': 'speech.wav',
+};
+
+const multipart = (fields: Record<string, string | Blob>, token?: string): RequestInit => {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) {
+    if (typeof v === 'string') form.append(k, v);
+    else form.append(k, v, FILE_NAMES[v.type] ?? 'upload.bin');
+  }
+  return {
+    method: 'POST',
+    body: form,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(30_000),
+  };
+};
+
+/** A PNG of a short clinical note (DejaVu Sans, black on white), for OCR. */
+async function notePng(): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="160">
+  <rect width="100%" height="100%" fill="white"/>
+  <text x="20" y="60" font-family="DejaVu Sans" font-size="34" fill="black">Patient has fever and cough</text>
+  <text x="20" y="120" font-family="DejaVu Sans" font-size="34" fill="black">Blood pressure 150/95 mmHg</text>
+</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+/** English speech from espeak-ng (WAV), for speech to text. */
+function speechWav(): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-load-'));
+  try {
+    const file = join(dir, 'speech.wav');
+    execFileSync('espeak-ng', ['-v', 'en', '-w', file, 'the patient has a fever and a cough']);
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs the load for `durationMs` with `concurrency` requests in flight, cycling through one step
+ * per kind of request; returns the counts.
+ */
+export async function runLoad(options: {
+  readonly urls: ReadonlyMap<ComponentKey, string>;
+  readonly tokens: Readonly<Record<string, string>>;
+  readonly durationMs: number;
+  readonly concurrency?: number;
+}): Promise<LoadSummary> {
+  const { urls, tokens } = options;
+  const url = (key: ComponentKey, path: string) => `${urls.get(key)!}${path}`;
+  const photos = await ensureFacePhotos();
+  const photo = new Blob([readFileSync(photos.obama)], { type: 'image/jpeg' });
+  const group = new Blob([readFileSync(photos.group3)], { type: 'image/jpeg' });
+  const note = new Blob([await notePng()], { type: 'image/png' });
+  const wav = new Blob([speechWav()], { type: 'audio/wav' });
+  const smallPng = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#884422' } })
+    .png()
+    .toBuffer();
+  const llmToken = tokens['API_TOKEN'];
+  const agentToken = tokens['AI_AGENT_API_TOKEN'];
+  const taskToken = tokens['TASK_AGENT_API_TOKEN'];
+  const steps: Step[] = [];
+  const add = (service: ComponentKey, run: () => Promise<number>) => {
+    if (urls.has(service)) steps.push({ service, run });
+  };
+  const chat = (content: string) => [{ role: 'user', content }];
+  const modelOf = async (key: ComponentKey, token?: string): Promise<string> => {
+    if (!urls.has(key)) return '';
+    const res = await fetch(url(key, '/v1/models'), {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await res.json()) as { data: { id: string }[] };
+    return body.data[0]?.id ?? '';
+  };
+  const llmModel = await modelOf('llm', llmToken);
+  const medllmModel = await modelOf('medllm');
+
+  // Text LLM: whole and streamed completions, the native /chat, and 401/400s.
+  add('llm', () =>
+    status(
+      fetch(
+        url('llm', '/v1/chat/completions'),
+        json({ model: llmModel, messages: chat('fever and cough'), max_tokens: 12 }, llmToken),
+      ),
+    ),
+  );
+  add('llm', () =>
+    status(
+      fetch(
+        url('llm', '/v1/chat/completions'),
+        json({ model: llmModel, messages: chat('chest pain'), max_tokens: 16, stream: true }, llmToken),
+      ),
+    ),
+  );
+  add('llm', () => status(fetch(url('llm', '/chat'), json({ prompt: 'headache', max_tokens: 8 }, llmToken))));
+  add('llm', () =>
+    status(fetch(url('llm', '/v1/chat/completions'), json({ model: llmModel, messages: chat('hi') }))),
+  );
+  add('llm', () =>
+    status(fetch(url('llm', '/v1/chat/completions'), json({ model: llmModel, messages: [] }, llmToken))),
+  );
+  // Agent: intents through /run, a sub-service call, a refused shell, a bad body, no token.
+  for (const message of [
+    'xin chào',
+    'translate "good morning" to Vietnamese',
+    'search ICD code for hypertension',
+  ]) {
+    add('agent', () => status(fetch(url('agent', '/run'), json({ message, language: 'en' }, agentToken))));
+  }
+  add('agent', () =>
+    status(fetch(url('agent', '/chat'), json({ message: 'hello', max_tokens: 8, stream: true }, agentToken))),
+  );
+  add('agent', () =>
+    status(fetch(url('agent', '/search'), json({ query: 'hypertension', top_k: 3 }, agentToken))),
+  );
+  add('agent', () =>
+    status(fetch(url('agent', '/tts'), json({ text: 'hello', language: 'en' }, agentToken))),
+  );
+  add('agent', () => status(fetch(url('agent', '/shell'), json({ command: 'ls' }, agentToken))));
+  add('agent', () => status(fetch(url('agent', '/chat'), json({}, agentToken))));
+  add('agent', () => status(fetch(url('agent', '/chat'), json({ message: 'hi' }))));
+  add('agent', () =>
+    status(
+      fetch(
+        url('agent', '/v1/chat/completions'),
+        json({ messages: chat('hello'), max_tokens: 8, stream: true }, agentToken),
+      ),
+    ),
+  );
+  // Face: recognize a real photograph, a group photo, register once, and bad uploads.
+  add('face', () => status(fetch(url('face', '/recognize_faces'), multipart({ file: photo }))));
+  add('face', () => status(fetch(url('face', '/recognize_faces'), multipart({ file: group }))));
+  let registered = false;
+  add('face', () => {
+    if (registered)
+      return status(fetch(url('face', '/list_persons'), { signal: AbortSignal.timeout(10_000) }));
+    registered = true;
+    return status(fetch(url('face', '/register_person'), multipart({ person_name: 'Obama', file: photo })));
+  });
+  add('face', () => status(fetch(url('face', '/recognize_faces'), multipart({}))));
+  // Multimodal LLM: text, an image, a bad body.
+  add('medllm', () =>
+    status(
+      fetch(
+        url('medllm', '/v1/chat/completions'),
+        json({ model: medllmModel, messages: chat('Describe a chest X-ray.'), max_tokens: 8 }),
+      ),
+    ),
+  );
+  add('medllm', () =>
+    status(
+      fetch(
+        url('medllm', '/v1/chat/completions'),
+        json({
+          model: medllmModel,
+          max_tokens: 6,
+          stream: true,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What does the image show?' },
+                {
+                  type: 'image_url',
+                  image_url: { url: `data:image/png;base64,${smallPng.toString('base64')}` },
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    ),
+  );
+  add('medllm', () => status(fetch(url('medllm', '/v1/chat/completions'), json({ model: medllmModel }))));
+  // Reasoning: diagnoses (rules only and with the LLM), a bad body.
+  for (const text of [
+    'Patient 62 years old with central chest pressure for two hours, sweating, BP 150/95.',
+    'Sốt 39 độ, ho có đờm ba ngày, đau ngực phải khi hít sâu.',
+  ]) {
+    add('reasoning', () =>
+      status(fetch(url('reasoning', '/api/v1/diagnosis'), json({ text, use_llm: false }))),
+    );
+  }
+  add('reasoning', () =>
+    status(
+      fetch(
+        url('reasoning', '/api/v1/diagnosis'),
+        json({ text: 'fever and cough for three days', use_llm: true }),
+      ),
+    ),
+  );
+  add('reasoning', () => status(fetch(url('reasoning', '/api/v1/diagnosis'), json({ top_k: 'many' }))));
+  // Task agent: create tasks (its workers run them on the LLM), list, an unknown id, no token.
+  add('taskAgent', () =>
+    status(
+      fetch(
+        url('taskAgent', '/api/v1/tasks'),
+        json({ title: 'Look up the ICD-10 code of hypertension' }, taskToken),
+      ),
+    ),
+  );
+  add('taskAgent', () =>
+    status(
+      fetch(url('taskAgent', '/api/v1/tasks'), { headers: { authorization: `Bearer ${taskToken ?? ''}` } }),
+    ),
+  );
+  add('taskAgent', () =>
+    status(
+      fetch(url('taskAgent', '/api/v1/tasks/999999'), {
+        headers: { authorization: `Bearer ${taskToken ?? ''}` },
+      }),
+    ),
+  );
+  add('taskAgent', () => status(fetch(url('taskAgent', '/api/v1/tasks'))));
+  // Task proxy: a sign-in, a wrong password, an action without a session.
+  add('taskProxy', () =>
+    status(
+      fetch(url('taskProxy', '/login.php'), {
+        method: 'POST',
+        body: new URLSearchParams({
+          username: tokens['TASK_PROXY_USER'] ?? 'admin',
+          password: tokens['TASK_PROXY_PASSWORD'] ?? '',
+        }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      }),
+    ),
+  );
+  add('taskProxy', () =>
+    status(
+      fetch(url('taskProxy', '/login.php'), {
+        method: 'POST',
+        body: new URLSearchParams({ username: 'admin', password: 'wrong' }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      }),
+    ),
+  );
+  add('taskProxy', () =>
+    status(
+      fetch(url('taskProxy', '/api/agent_proxy.php'), {
+        method: 'POST',
+        body: new URLSearchParams({ action: 'list_tasks' }),
+        signal: AbortSignal.timeout(10_000),
+      }),
+    ),
+  );
+  // Sub-services.
+  add('stt', () => status(fetch(url('stt', '/transcribe'), multipart({ file: wav, language: 'en' }))));
+  add('stt', () => status(fetch(url('stt', '/transcribe'), multipart({ language: 'en' }))));
+  add('ocr', () => status(fetch(url('ocr', '/ocr'), multipart({ file: note }))));
+  add('ocr', () => status(fetch(url('ocr', '/ocr'), multipart({}))));
+  add('tts', () => status(fetch(url('tts', '/tts'), json({ text: 'xin chào bác sĩ', language: 'vi' }))));
+  add('tts', () => status(fetch(url('tts', '/tts'), json({ text: 'good morning doctor', language: 'en' }))));
+  add('tts', () => status(fetch(url('tts', '/tts'), json({ text: '' }))));
+  add('codeSearch', () =>
+    status(fetch(url('codeSearch', '/search'), json({ query: 'tang huyet ap', top_k: 5 }))),
+  );
+  add('codeSearch', () =>
+    status(fetch(url('codeSearch', '/search'), json({ query: 'hypertension', hybrid: true }))),
+  );
+  add('codeSearch', () =>
+    status(fetch(url('codeSearch', '/codes/icd10cm/I10'), { signal: AbortSignal.timeout(10_000) })),
+  );
+  add('codeSearch', () => status(fetch(url('codeSearch', '/search'), json({}))));
+  add('patientSim', () =>
+    status(
+      fetch(
+        url('patientSim', '/patient'),
+        json({ message: 'Where does it hurt?', patient_id: 'en-chest-pressure-chen' }),
+      ),
+    ),
+  );
+  add('patientSim', () =>
+    status(fetch(url('patientSim', '/patient'), json({ message: 'hello', patient_id: 'no-such-patient' }))),
+  );
+
+  const counts: Record<string, number> = {};
+  const startedAt = Date.now();
+  const deadline = startedAt + options.durationMs;
+  let next = 0;
+  const worker = async () => {
+    while (Date.now() < deadline) {
+      const step = steps[next++ % steps.length]!;
+      let code: string;
+      try {
+        code = String(await step.run());
+      } catch {
+        code = 'error';
+      }
+      const key = `${step.service} ${code}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
+  return { counts, startedAt, endedAt: Date.now() };
+}
