@@ -320,6 +320,17 @@ function readyMessage(ns: string, name: string): string {
     expect(faces.err).toMatch(
       /spec\.services\.face: Invalid value: .*more than one replica needs env DATABASE_URL/,
     );
+    // medllm's projector: only where a component has one, with a source or file, beside a model.
+    const projector = { source: 'hf://o/r/mmproj.gguf' };
+    expect(bad({ llm: { model: { source: 'hf://o/r/m.gguf', projector } } }).err).toMatch(
+      /spec\.services\.llm: Invalid value: .*llm takes no multimodal projector: model\.projector is only for medllm/,
+    );
+    expect(bad({ medllm: { model: { source: 'hf://o/r/m.gguf', projector: {} } } }).err).toMatch(
+      /spec\.services\.medllm\.model\.projector: Invalid value: .*projector needs a source or a file/,
+    );
+    expect(bad({ medllm: { model: { projector } } }).err).toMatch(
+      /spec\.services\.medllm\.model: Invalid value: .*projector goes with a model on the model volume/,
+    );
   });
 
   it('reports a dependsOn cycle (which the CRD cannot check) as InvalidSpec in status', async () => {
