@@ -4,10 +4,10 @@
  * plane that brings the operator's Deployment up.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
 import {
   binaries,
@@ -32,7 +32,13 @@ function helm(args: string[], env: Record<string, string> = {}): { code: number;
 
 interface Rendered {
   kind: string;
-  metadata: { name: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  data?: Record<string, string>;
   spec?: Record<string, unknown>;
   rules?: { verbs: string[]; resources: string[] }[];
 }
@@ -90,6 +96,74 @@ function render(...set: string[]): Rendered[] {
     expect(render('metrics.serviceMonitor.enabled=true').some((d) => d.kind === 'ServiceMonitor')).toBe(true);
   });
 
+  it('ships every dashboard as a ConfigMap for the Grafana sidecar, as it is in dashboards/', () => {
+    const sources = readdirSync(join(REPO, 'dashboards')).filter((f) => f.endsWith('.json'));
+    const maps = render('dashboards.folder=Clinical AI').filter(
+      (d) =>
+        d.kind === 'ConfigMap' &&
+        d.data !== undefined &&
+        Object.keys(d.data).some((k) => k.endsWith('.json')),
+    );
+    expect(
+      maps
+        .map((m) => Object.keys(m.data!))
+        .flat()
+        .sort(),
+    ).toEqual(sources.sort());
+    for (const map of maps) {
+      const [file, json] = Object.entries(map.data!)[0]!;
+      expect(map.metadata.labels?.['grafana_dashboard']).toBe('1');
+      expect(map.metadata.annotations).toEqual({ grafana_folder: 'Clinical AI' });
+      expect(map.metadata.namespace).toBe('ops');
+      expect(map.metadata.name).toBe(`cs-clinical-suite-dashboard-${file.replace(/\.json$/, '')}`);
+      // Byte for byte: the {{service}} legends were not taken for Helm templates.
+      expect(json.trimEnd()).toBe(readFileSync(join(REPO, 'dashboards', file), 'utf8').trimEnd());
+      expect((JSON.parse(json) as { uid: string }).uid).toMatch(/^clinicalsuite-/);
+    }
+    const custom = render(
+      'dashboards.labels.grafana_dashboard=null',
+      'dashboards.labels.team=clinic',
+      'dashboards.namespace=monitoring',
+    );
+    const one = custom.find((d) => d.metadata.name === 'cs-clinical-suite-dashboard-overview')!;
+    expect(one.metadata.labels).toMatchObject({ team: 'clinic' });
+    expect(one.metadata.labels).not.toHaveProperty('grafana_dashboard');
+    expect(one.metadata.annotations).toBeUndefined();
+    expect(one.metadata.namespace).toBe('monitoring');
+    expect(render('dashboards.enabled=false').filter((d) => d.metadata.name.includes('-dashboard-'))).toEqual(
+      [],
+    );
+  });
+
+  it('renders the alert rules file as a PrometheusRule when asked, its templates intact', () => {
+    expect(render().some((d) => d.kind === 'PrometheusRule')).toBe(false);
+    const rule = render('prometheusRule.enabled=true', 'prometheusRule.labels.release=kps').find(
+      (d) => d.kind === 'PrometheusRule',
+    )!;
+    expect(rule.metadata.labels).toMatchObject({ release: 'kps' });
+    const file = parse(
+      readFileSync(join(REPO, 'dashboards', 'alerts', 'clinicalsuite.rules.yaml'), 'utf8'),
+    ) as {
+      groups: unknown[];
+    };
+    expect(rule.spec).toEqual({ groups: file.groups });
+    expect(JSON.stringify(rule.spec)).toContain('{{ $labels.service }}');
+  });
+
+  it("scrapes the operator keeping its own labels (service, the suites' namespace)", () => {
+    const monitor = render('metrics.serviceMonitor.enabled=true').find((d) => d.kind === 'ServiceMonitor')!;
+    expect(monitor.spec).toMatchObject({
+      endpoints: [
+        {
+          port: 'http',
+          path: '/metrics',
+          honorLabels: true,
+          relabelings: [{ action: 'replace', targetLabel: 'service', replacement: 'operator' }],
+        },
+      ],
+    });
+  });
+
   it('grants least privilege: no wildcards, read-only pods, status through its subresource', () => {
     const roles = render().filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role');
     const rules = roles.flatMap((r) => r.rules ?? []);
@@ -116,6 +190,18 @@ function render(...set: string[]): Rendered[] {
     expect(r.code).not.toBe(0);
     expect(r.err).toContain("at '/replicaCount': minimum: got 0, want 1");
     expect(r.err).toContain('/image/pullPolicy');
+    const monitoring = helm([
+      'template',
+      'cs',
+      CHART,
+      '--set',
+      'prometheusRule.namespace=Not_A_Namespace',
+      '--set',
+      'dashboards.folderAnnotation=',
+    ]);
+    expect(monitoring.code).not.toBe(0);
+    expect(monitoring.err).toContain('/prometheusRule/namespace');
+    expect(monitoring.err).toContain('/dashboards/folderAnnotation');
   });
 
   describe('installed on the test control plane', () => {
