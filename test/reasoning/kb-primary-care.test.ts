@@ -41,6 +41,12 @@ const UNIFORM_PRIOR = 'primary-care-uniform-prior';
 /** The declared even share: "none of these" keeps 0.05, the 21 conditions share 0.95 (rounded down). */
 const SHARE = 0.0452;
 const LEAK_DEFAULT = 'primary-care-leak-default';
+/**
+ * Version 0.5.0: the findings with their own leak, the share of adult ED visits with that finding as
+ * the chief complaint in Arvig et al. 2022 (README "Leak"); every other finding keeps the default.
+ */
+const LEAK_SOURCE = 'arvig-2022-ed-chief-complaints';
+const PER_FEATURE_LEAK = { abdominal_pain: 0.16, chest_pain: 0.08, dyspnea: 0.12, fever: 0.08 };
 
 describe('the shipped primary-care base', () => {
   it('loads without a problem, scoring exactly the conditions with a prior and sourced links', async () => {
@@ -75,7 +81,28 @@ describe('the shipped primary-care base', () => {
     expect(1 - report.priorSum).toBeGreaterThanOrEqual(0.05);
     expect(knowledgeBase.leak.default).toBe(0.05);
     expect(knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
+    expect(knowledgeBase.leak.perFeature).toEqual(PER_FEATURE_LEAK);
     expect([...report.modellingChoices].sort()).toEqual([LEAK_DEFAULT, UNIFORM_PRIOR]);
+  });
+
+  it('gives the per-feature leaks of one cited presentation cohort, each with the value as the source prints it', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const withLeak = doc.features.filter((f) => f.leak !== null);
+    expect(Object.fromEntries(withLeak.map((f) => [f.id, f.leak]))).toEqual(PER_FEATURE_LEAK);
+    for (const f of withLeak) {
+      expect(f.leak_source).toBe(LEAK_SOURCE);
+      expect(f.leak_locator).toMatch(/chief complaints/);
+      // The source's own words and percentage ("fever (8%)") are in the notes and match the number.
+      const asGiven = /leak as given: "[^"(]+\((\d+)%\)"/.exec(f.notes ?? '');
+      expect(asGiven).not.toBeNull();
+      expect(Number(asGiven![1]) / 100).toBeCloseTo(f.leak!, 10);
+      // A chief-complaint share is a lower bound of the finding's presence: above the default it
+      // replaces, never below it (a lower bound under 0.05 would not justify lowering the leak).
+      expect(f.leak!).toBeGreaterThan(doc.manifest!.leak!.default);
+    }
+    const source = doc.manifest!.sources.find((s) => s.id === LEAK_SOURCE);
+    expect(source?.kind).toBe('cohort');
+    expect(source?.citation).toMatch(/West J Emerg Med\. 2022.*doi:10\.5811\/westjem\.2022\.9\.56332/);
   });
 
   it('cites, for every number, a source of its kb.json; every clinical source has a citation and a url', async () => {
@@ -96,6 +123,11 @@ describe('the shipped primary-care base', () => {
       cited.add(l.source!);
     }
     cited.add(doc.manifest!.leak!.source);
+    for (const f of doc.features) {
+      if (f.leak === null) continue;
+      expect(f.leak_source).not.toBeNull();
+      cited.add(f.leak_source!);
+    }
     for (const id of cited) {
       const source = sources.get(id);
       expect(source).toBeDefined();
@@ -207,7 +239,17 @@ describe('the shipped primary-care base', () => {
         leak: { default: 0.01, source: SYNTHETIC_SOURCE },
       },
       conditions: [condition({ id: 'OMIM:1', prior: 0.00001 })],
-      features: [{ ...doc.features.find((f) => f.id === 'fever')!, id: 'HP:0001945', synonyms_vi: [] }],
+      // The same finding under its HPO id, without the primary-care base's own leak and its source.
+      features: [
+        {
+          ...doc.features.find((f) => f.id === 'fever')!,
+          id: 'HP:0001945',
+          synonyms_vi: [],
+          leak: null,
+          leak_source: null,
+          leak_locator: null,
+        },
+      ],
       links: [link({ condition: 'OMIM:1', feature: 'HP:0001945', probability: 0.5 })],
     });
     if (!hpoBase.ok) throw new Error(JSON.stringify(hpoBase.problems));
@@ -230,6 +272,8 @@ describe('the shipped primary-care base', () => {
     expect(feverLinks).toEqual(expect.arrayContaining(['dengue', 'covid19', 'OMIM:1']));
     // The primary-care leak stays the default; the HPO base's own default is kept per feature.
     expect(merged.knowledgeBase.leak.source).toBe(LEAK_DEFAULT);
+    // The unified finding keeps the first base's own leak (fever: the cited 0.08, not HPO's 0.01).
+    expect(merged.knowledgeBase.leak.perFeature?.fever).toBe(PER_FEATURE_LEAK.fever);
   });
 
   it('merges with a real HPO import without a clash, the priors still summing below 1', async () => {
