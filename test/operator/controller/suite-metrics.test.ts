@@ -10,6 +10,7 @@ import { Controller } from '../../../operator/src/controller/controller.js';
 import type { Reconciler, ReconcileResult } from '../../../operator/src/controller/reconcile.js';
 import { computeStatus, type ObservedService } from '../../../operator/src/controller/status.js';
 import { SUITE_METRIC_NAMES, SuiteMetrics } from '../../../operator/src/controller/suite-metrics.js';
+import { lintExposition } from '../../observability/metrics-lint.js';
 
 const NOW = '2026-11-21T10:00:00Z';
 
@@ -75,6 +76,16 @@ describe('SuiteMetrics', () => {
     expect(await series(registry, SUITE_METRIC_NAMES.componentReady)).toEqual([
       'clinicalsuite_suite_component_ready{namespace="clinical",suite="ward",component="agent"} 0',
     ]);
+  });
+
+  it('follows the naming and label rules every service metric follows (metrics lint)', async () => {
+    const registry = new Registry();
+    new SuiteMetrics(registry).observe(
+      'clinical',
+      'ward',
+      computeStatus([service('llm', 1), service('patientSim', 0)], undefined, 1, NOW),
+    );
+    expect(lintExposition(await registry.metrics(), { service: 'operator' })).toEqual([]);
   });
 
   it('keeps suites apart and forgets a deleted one', async () => {
