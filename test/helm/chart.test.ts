@@ -210,7 +210,7 @@ function render(...set: string[]): Rendered[] {
       info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });
     }, 90 * 60_000);
 
-    it('installs the CRD and brings the operator Deployment up', () => {
+    it('installs the CRD, brings the operator Deployment up and creates the dashboard ConfigMaps', () => {
       const ns = `helm-${Date.now().toString(36)}`;
       const env = { KUBECONFIG: info.kubeconfig };
       const install = helm(
@@ -232,6 +232,13 @@ function render(...set: string[]): Rendered[] {
         'jsonpath={.status.readyReplicas}',
       ]);
       expect(ready.stdout).toBe('1');
+      const dashboards = kubectl(['get', 'configmaps', '-n', ns, '-l', 'grafana_dashboard=1', '-o', 'name']);
+      expect(dashboards.stdout.trim().split('\n').sort()).toEqual(
+        readdirSync(join(REPO, 'dashboards'))
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => `configmap/cs-clinical-suite-dashboard-${f.replace(/\.json$/, '')}`)
+          .sort(),
+      );
       expect(helm(['uninstall', 'cs', '--namespace', ns], env).code).toBe(0);
     }, 120_000);
   });
