@@ -152,7 +152,11 @@ function queueMetrics(registry: Registry, name: string): QueueMetrics {
     buckets,
     registers,
   });
+  // Every series of the queue exists from its creation, as client-go's workqueue metrics do, so
+  // a retries panel reads 0 rather than nothing while no reconcile has failed.
   depth.set({ name }, 0);
+  adds.inc({ name }, 0);
+  retries.inc({ name }, 0);
   return {
     depth: (n) => depth.set({ name }, n),
     added: () => adds.inc({ name }),
