@@ -54,8 +54,12 @@ const DASHBOARDS_DIR = resolve(process.env['OBSERVABILITY_DASHBOARDS_DIR'] ?? jo
 const RULES_FILE = resolve(
   process.env['OBSERVABILITY_RULES_FILE'] ?? join(REPO, 'dashboards', 'alerts', 'clinicalsuite.rules.yaml'),
 );
-/** The operator's scrape job and namespace label, as dashboards/README.md documents them. */
-const OPERATOR_JOB = 'clinicalsuite-operator';
+/**
+ * The operator's target as the chart's ServiceMonitor labels it (helm/clinical-suite, release
+ * clinical-suite; dashboards/README.md): job after the chart's Service, `service="operator"`
+ * (relabelled, so `up` carries it too), the release namespace.
+ */
+const OPERATOR_JOB = 'clinical-suite';
 const OPERATOR_NAMESPACE = 'clinicalsuite-system';
 const LOAD_MS = Number(process.env['OBSERVABILITY_LOAD_MS'] ?? 20_000);
 /** The service the alert test stops (SIGSTOP): nothing else in the checks needs it afterwards. */
@@ -136,7 +140,12 @@ function exposedNames(text: string): Set<string> {
       jobs.push({
         job: OPERATOR_JOB,
         honorLabels: true,
-        targets: [{ target: operator.url.replace('http://', ''), labels: { namespace: OPERATOR_NAMESPACE } }],
+        targets: [
+          {
+            target: operator.url.replace('http://', ''),
+            labels: { namespace: OPERATOR_NAMESPACE, service: 'operator' },
+          },
+        ],
       });
     }
     prom = await Prometheus.start({ jobs, ruleFiles: [RULES_FILE] });
@@ -173,6 +182,7 @@ function exposedNames(text: string): Set<string> {
     if (service !== undefined) {
       const re = new RegExp(`^(?:${service})$`);
       const running = [...(suite?.urls.keys() ?? [])].map(metricServiceName);
+      if (operator) running.push('operator');
       if (!running.some((s) => re.test(s))) return `no running service matches service=~"${service}"`;
     }
     if (/job\s*=~?\s*"[^"]*operator/.test(expr) && !operator)

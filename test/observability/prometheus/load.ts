@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import WebSocket from 'ws';
 import type { ComponentKey } from '../../../operator/src/api/v1alpha1/index.js';
 import { ensureFacePhotos } from '../../fixtures/photos/face-photos.js';
 
@@ -31,6 +32,35 @@ async function status(res: Promise<Response>): Promise<number> {
   // Read the whole body (SSE streams included): the request is over when its response is.
   await r.arrayBuffer();
   return r.status;
+}
+
+/** Starts a streamed request and hangs up after the first chunk: a client that went away. */
+async function abortAfterFirstChunk(url: string, init: RequestInit): Promise<number> {
+  const controller = new AbortController();
+  const res = await fetch(url, { ...init, signal: controller.signal });
+  const reader = res.body?.getReader();
+  await reader?.read();
+  controller.abort();
+  await reader?.cancel().catch(() => undefined);
+  // Give the service a moment to see the disconnect before the next request reuses the slot.
+  await new Promise((r) => setTimeout(r, 100));
+  return 499;
+}
+
+/** Opens the agent's WebSocket with a wrong token: it must be closed for failed authentication. */
+function wsWithoutToken(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    const done = (code: number) => {
+      ws.removeAllListeners();
+      ws.terminate();
+      resolve(code);
+    };
+    ws.on('unexpected-response', (_req, res) => done(res.statusCode ?? 0));
+    ws.on('close', (code) => done(code));
+    ws.on('error', () => done(0));
+    setTimeout(() => done(-1), 5000).unref();
+  });
 }
 
 const json = (body: unknown, token?: string): RequestInit => ({
@@ -142,6 +172,12 @@ export async function runLoad(options: {
       ),
     ),
   );
+  add('llm', () =>
+    abortAfterFirstChunk(
+      url('llm', '/v1/chat/completions'),
+      json({ model: llmModel, messages: chat('long answer'), max_tokens: 2000, stream: true }, llmToken),
+    ),
+  );
   add('llm', () => status(fetch(url('llm', '/chat'), json({ prompt: 'headache', max_tokens: 8 }, llmToken))));
   add('llm', () =>
     status(fetch(url('llm', '/v1/chat/completions'), json({ model: llmModel, messages: chat('hi') }))),
@@ -165,6 +201,36 @@ export async function runLoad(options: {
   );
   add('agent', () =>
     status(fetch(url('agent', '/tts'), json({ text: 'hello', language: 'en' }, agentToken))),
+  );
+  // A session, then its end; a pipeline (OCR, then code search); a WebSocket without a token.
+  let session = 0;
+  add('agent', async () => {
+    const id = `observability-${++session}`;
+    await status(
+      fetch(url('agent', '/chat'), json({ message: 'hello', session_id: id, max_tokens: 4 }, agentToken)),
+    );
+    return status(
+      fetch(url('agent', `/sessions/${id}`), {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${agentToken ?? ''}` },
+        signal: AbortSignal.timeout(10_000),
+      }),
+    );
+  });
+  add('agent', () =>
+    status(
+      fetch(url('agent', '/pipeline/image-to-codes'), multipart({ file: note, language: 'en' }, agentToken)),
+    ),
+  );
+  add('agent', () => wsWithoutToken(url('agent', '/ws/chat?token=not-a-token').replace('http://', 'ws://')));
+  // The LLM that is down first: a retry, a cooldown, a fallback to the next.
+  add('agent', () =>
+    status(
+      fetch(
+        url('agent', '/chat'),
+        json({ message: 'hello', force_llm: 'beta3_service', max_tokens: 4 }, agentToken),
+      ),
+    ),
   );
   add('agent', () => status(fetch(url('agent', '/shell'), json({ command: 'ls' }, agentToken))));
   add('agent', () => status(fetch(url('agent', '/chat'), json({}, agentToken))));
@@ -222,6 +288,41 @@ export async function runLoad(options: {
     ),
   );
   add('medllm', () => status(fetch(url('medllm', '/v1/chat/completions'), json({ model: medllmModel }))));
+  // An image that is not one (refused, by reason), and a generation the client walks away from.
+  add('medllm', () =>
+    status(
+      fetch(
+        url('medllm', '/v1/chat/completions'),
+        json({
+          model: medllmModel,
+          max_tokens: 4,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What is this?' },
+                {
+                  type: 'image_url',
+                  image_url: { url: `data:image/png;base64,${Buffer.from('not a png').toString('base64')}` },
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    ),
+  );
+  add('medllm', () =>
+    abortAfterFirstChunk(
+      url('medllm', '/v1/chat/completions'),
+      json({
+        model: medllmModel,
+        messages: chat('Describe a chest X-ray in detail.'),
+        max_tokens: 500,
+        stream: true,
+      }),
+    ),
+  );
   // Reasoning: diagnoses (rules only and with the LLM), a bad body.
   for (const text of [
     'Patient 62 years old with central chest pressure for two hours, sweating, BP 150/95.',

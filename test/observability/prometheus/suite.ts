@@ -18,6 +18,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +64,18 @@ export interface RunningSuite {
   stop(): Promise<void>;
 }
 
+/** A loopback port nothing listens on (taken from the OS, then released). */
+async function deadPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 function envList(env: Record<string, string>): { name: string; value: string }[] {
   return Object.entries(env).map(([name, value]) => ({ name, value }));
 }
@@ -97,7 +110,16 @@ export async function startSuite(options: { logLevel?: string } = {}): Promise<R
       model: { source: `file://${tinyLlm}` },
       env: envList({ ...common, THREADS: '1', GPU: 'false', CONTEXT_SIZE: '4096' }),
     },
-    agent: { enabled: true, env: envList(common) },
+    // One of the agent's three LLM upstreams is down (a port nothing listens on), as when one LLM of
+    // a deployment fails: its retries, cooldowns and fallbacks to the others carry real data.
+    agent: {
+      enabled: true,
+      env: envList({
+        ...common,
+        AGENT_BETA3_URL: `http://127.0.0.1:${await deadPort()}`,
+        AGENT_LLM_COOLDOWN_MS: '2000',
+      }),
+    },
     face: { enabled: true, env: envList({ ...common, FACE_DEVICE: 'cpu', FACE_THREADS: '1' }) },
     taskProxy: { enabled: true, env: envList(common) },
     reasoning: { enabled: true, env: envList({ ...common, REASONING_DEVICE: 'cpu' }) },

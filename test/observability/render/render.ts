@@ -113,29 +113,32 @@ export function formatValue(value: number, unit: string | undefined): string {
     case 'short':
     case 'none':
     case undefined:
+      if (Math.abs(value) < 1000) return num(value);
       return scaled(value, [
         [1e9, 'B'],
         [1e6, 'M'],
         [1e3, 'K'],
-        [1, ''],
-        [1e-3, ''],
-      ]).trim();
+      ]);
     default:
+      // Grafana's custom units: `suffix:tok/s`, `prefix:$`.
+      if (unit.startsWith('suffix:')) return `${num(value)} ${unit.slice(7)}`;
+      if (unit.startsWith('prefix:')) return `${unit.slice(7)}${num(value)}`;
       return `${num(value)} ${unit}`;
   }
 }
 
 function niceTicks(min: number, max: number, count = 4): number[] {
   if (min === max) {
-    const pad = min === 0 ? 1 : Math.abs(min) * 0.1;
-    min -= pad;
-    max += pad;
+    // A flat line: from 0 when it is not negative (as Grafana's soft minimum does), else around it.
+    if (min >= 0) [min, max] = [0, max === 0 ? 1 : max * 1.25];
+    else [min, max] = [min * 1.25, 0];
   }
   const raw = (max - min) / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
   const ticks: number[] = [];
-  for (let t = Math.floor(min / step) * step; t <= max + step * 1e-9; t += step)
+  const last = Math.ceil(max / step - 1e-9) * step;
+  for (let t = Math.floor(min / step) * step; t <= last + step * 1e-9; t += step)
     ticks.push(Number(t.toPrecision(12)));
   if (ticks.length < 2) ticks.push(ticks[0]! + step);
   return ticks;
@@ -177,25 +180,33 @@ function drawPanel(
     return parts.join('\n');
   }
   if (panel.type === 'stat' || panel.type === 'gauge' || panel.type === 'bargauge') {
-    const shown = series.slice(0, Math.max(1, Math.floor(inner.h / 26)));
-    const big = shown.length === 1 ? Math.min(40, inner.h * 0.5) : 16;
-    shown.forEach((s, i) => {
-      const last = s.points[s.points.length - 1]![1];
-      const cy = shown.length === 1 ? inner.y + inner.h / 2 + big / 3 : inner.y + 18 + i * 24;
+    if (series.length === 1) {
+      const s = series[0]!;
+      const big = Math.min(40, inner.h * 0.5);
       parts.push(
-        `<text x="${shown.length === 1 ? x + w / 2 : inner.x + inner.w - 4}" y="${cy}" text-anchor="${
-          shown.length === 1 ? 'middle' : 'end'
-        }" font-family="${FONT}" font-size="${big}" font-weight="bold" fill="${PALETTE[i % PALETTE.length]!}">${esc(
-          formatValue(last, panel.unit),
+        `<text x="${x + w / 2}" y="${inner.y + inner.h / 2 + big / 3}" text-anchor="middle" font-family="${FONT}" font-size="${big}" font-weight="bold" fill="${PALETTE[0]!}">${esc(
+          formatValue(s.points[s.points.length - 1]![1], panel.unit),
+        )}</text>`,
+        `<text x="${x + w / 2}" y="${inner.y + inner.h - 2}" text-anchor="middle" font-family="${FONT}" font-size="11" fill="#8e8e8e">${esc(
+          s.name.slice(0, Math.floor(inner.w / 7)),
         )}</text>`,
       );
-      const label =
-        shown.length === 1 ? (series.length > 1 ? `${s.name} (+${series.length - 1})` : s.name) : s.name;
+      return parts.join('\n');
+    }
+    // Several values: name and last value per cell, in as many columns as the height needs.
+    const perColumn = Math.max(1, Math.floor(inner.h / 20));
+    const columns = Math.ceil(series.length / perColumn);
+    const cellW = inner.w / columns;
+    series.forEach((s, i) => {
+      const cx = inner.x + Math.floor(i / perColumn) * cellW;
+      const cy = inner.y + 14 + (i % perColumn) * 20;
+      const color = PALETTE[i % PALETTE.length]!;
       parts.push(
-        `<text x="${shown.length === 1 ? x + w / 2 : inner.x}" y="${
-          shown.length === 1 ? inner.y + inner.h - 2 : cy
-        }" text-anchor="${shown.length === 1 ? 'middle' : 'start'}" font-family="${FONT}" font-size="11" fill="#8e8e8e">${esc(
-          label.slice(0, Math.floor(inner.w / 7)),
+        `<text x="${cx}" y="${cy}" font-family="${FONT}" font-size="11" fill="#c7d0d9">${esc(
+          s.name.slice(0, Math.max(4, Math.floor(cellW / 6.5) - 8)),
+        )}</text>`,
+        `<text x="${cx + cellW - 8}" y="${cy}" text-anchor="end" font-family="${FONT}" font-size="13" font-weight="bold" fill="${color}">${esc(
+          formatValue(s.points[s.points.length - 1]![1], panel.unit),
         )}</text>`,
       );
     });
@@ -232,6 +243,11 @@ function drawPanel(
       )}</text>`,
     );
   }
+  const clip = `clip-${Math.round(x)}-${Math.round(y)}`;
+  parts.push(
+    `<clipPath id="${clip}"><rect x="${plot.x - 2}" y="${plot.y - 2}" width="${plot.w + 4}" height="${plot.h + 4}"/></clipPath>`,
+    `<g clip-path="url(#${clip})">`,
+  );
   series.forEach((s, i) => {
     const color = PALETTE[i % PALETTE.length]!;
     // Break the line where a value is missing or not finite (as Grafana does).
@@ -251,6 +267,7 @@ function drawPanel(
         parts.push(`<polyline points="${seg.join(' ')}" fill="none" stroke="${color}" stroke-width="1.6"/>`);
     }
   });
+  parts.push('</g>');
   const shown = series.slice(0, legendRows * 3);
   const colW = inner.w / 3;
   shown.forEach((s, i) => {
