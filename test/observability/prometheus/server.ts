@@ -1,7 +1,7 @@
 /**
  * A real Prometheus server (Debian's `prometheus` 2.42, /usr/bin/prometheus) for tests: its own
- * temp directory (config, TSDB), a free port, 1 s scrape and rule evaluation, its own process
- * group so that `stop()` (and a test that fails half-way) leaves no prometheus behind.
+ * temp directory (config, TSDB), a free port, 1 s scrape and rule evaluation; `stop()` (also run
+ * when the test process exits without it) leaves no prometheus behind.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -138,8 +138,8 @@ export class Prometheus {
         '--storage.tsdb.retention.time=1h',
         '--log.level=warn',
       ],
-      // Its own process group: stop() kills the group, whatever happened to the test.
-      { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      // In the test's process group (a Ctrl-C of the test reaches it); it starts no children.
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const append = (chunk: Buffer) => {
       log += chunk.toString();
@@ -264,29 +264,25 @@ export class Prometheus {
     }
   }
 
-  /** SIGTERM the group, SIGKILL after 5 s; removes the temp dir. Synchronous so it can run anywhere. */
+  /** SIGTERM, SIGKILL after 5 s; removes the temp dir. Synchronous so it can run anywhere. */
   stop(): void {
     live.delete(this);
     const pid = this.child.pid;
     if (pid !== undefined && this.child.exitCode === null && this.child.signalCode === null) {
-      killGroup(pid, 'SIGTERM');
+      kill(pid, 'SIGTERM');
       const deadline = Date.now() + 5000;
       while (alive(pid) && Date.now() < deadline) spawnSync('sleep', ['0.05']);
-      if (alive(pid)) killGroup(pid, 'SIGKILL');
+      if (alive(pid)) kill(pid, 'SIGKILL');
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
+function kill(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, signal);
   } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // gone
-    }
+    // gone
   }
 }
 
