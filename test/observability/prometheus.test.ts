@@ -55,11 +55,11 @@ const RULES_FILE = resolve(
   process.env['OBSERVABILITY_RULES_FILE'] ?? join(REPO, 'dashboards', 'alerts', 'clinicalsuite.rules.yaml'),
 );
 /**
- * The operator's target as the chart's ServiceMonitor labels it (helm/clinical-suite, release
- * clinical-suite; dashboards/README.md): job after the chart's Service, `service="operator"`
- * (relabelled, so `up` carries it too), the release namespace.
+ * The operator's target as dashboards/README.md says to scrape it (and the chart's ServiceMonitor
+ * labels it): honor labels, `service="operator"` on the target (so `up` carries it too), the
+ * operator's own namespace, no suite.
  */
-const OPERATOR_JOB = 'clinical-suite';
+const OPERATOR_JOB = 'clinicalsuite-operator';
 const OPERATOR_NAMESPACE = 'clinicalsuite-system';
 const LOAD_MS = Number(process.env['OBSERVABILITY_LOAD_MS'] ?? 20_000);
 /** The service the alert test stops (SIGSTOP): nothing else in the checks needs it afterwards. */

@@ -80,9 +80,11 @@ function envList(env: Record<string, string>): { name: string; value: string }[]
   return Object.entries(env).map(([name, value]) => ({ name, value }));
 }
 
+/** The component's models directory in the machine's cache, linked in: fetched there once, reused after. */
 function linkCached(home: string, dir: string): void {
   const target = join(CACHE_HOME, 'models', dir);
-  if (existsSync(target)) symlinkSync(target, join(home, 'models', dir));
+  mkdirSync(target, { recursive: true });
+  symlinkSync(target, join(home, 'models', dir));
 }
 
 /**
