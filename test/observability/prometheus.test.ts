@@ -149,6 +149,15 @@ function exposedNames(text: string): Set<string> {
       });
     }
     prom = await Prometheus.start({ jobs, ruleFiles: [RULES_FILE] });
+    // Prometheus syncs its targets a few seconds after start: the load begins once all are scraped.
+    await prom.waitFor(
+      'every target scraped once',
+      async () => {
+        const targets = await prom!.targets();
+        return targets.length === jobs.length && targets.every((t) => t.health === 'up') ? true : undefined;
+      },
+      30_000,
+    );
     windowStart = Date.now() / 1000;
     load = await runLoad({ urls: suite.urls, tokens: suite.tokens, durationMs: LOAD_MS });
     // A few more scrapes after the last request, and the rules evaluated on them.
