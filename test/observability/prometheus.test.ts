@@ -214,6 +214,15 @@ function exposedNames(text: string): Set<string> {
     const down = targets.filter((t) => t.health !== 'up').map((t) => `${t.scrapePool}: ${t.lastError}`);
     expect(down).toEqual([]);
     expect(targets.length).toBe(suite!.urls.size + (operator ? 1 : 0));
+    // The label contract: every series of every service carries namespace, suite and its service.
+    const unlabelled = await prom!.query(
+      `count by (job, __name__) ({job=~"${SUITE_NAME}-.+", namespace!="${NAMESPACE}"} or {job=~"${SUITE_NAME}-.+", suite!="${SUITE_NAME}"} or {job=~"${SUITE_NAME}-.+", service=""})`,
+    );
+    expect(unlabelled.result.map((s) => s.metric)).toEqual([]);
+    const services = await prom!.labelValues('service');
+    expect(services).toEqual(
+      expect.arrayContaining([...suite!.urls.keys()].map((k) => metricServiceName(k))),
+    );
     // The GPU series come from the fake nvidia-smi's real H200 capture.
     const gpu = await prom!.query('clinicalsuite_gpu_memory_total_bytes');
     expect(gpu.result.length).toBeGreaterThanOrEqual(suite!.urls.size);
