@@ -59,6 +59,7 @@ interface Variable {
   datasource?: { uid?: string };
   multi?: boolean;
   includeAll?: boolean;
+  allValue?: string;
 }
 interface Dashboard {
   uid: string;
@@ -311,6 +312,13 @@ describe('dashboards/', () => {
       const query = typeof v!.query === 'string' ? v!.query : v!.query.query;
       expect(query).toMatch(/^label_values\(.+, [a-z_]+\)$/);
     }
+    // "All" must keep a dashboard's scope: where the service variable offers only some services
+    // (service=~"llm|medllm"), its allValue is that regex, not ".+" (which would chart every service).
+    const service = vars.get('service')!;
+    const serviceQuery = typeof service.query === 'string' ? service.query : service.query.query;
+    const scope = /service=~"([^"$]+)"/.exec(serviceQuery)?.[1];
+    if (scope !== undefined)
+      expect({ scope, allValue: service.allValue }).toEqual({ scope, allValue: scope });
   });
 
   it.each(dashboards)(
