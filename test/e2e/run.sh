@@ -144,7 +144,8 @@ DIAGNOSTICS="$STATE_DIR/diagnostics.txt"
 OPERATOR_NAMESPACE=clinicalsuite-system
 RELEASE=cs
 GPU_NODE="$NAME-worker2"
-CREATED=0
+CREATED=0 # this run created the cluster (deleted at the end unless --keep)
+REUSED=0  # an existing cluster was found and used (never deleted)
 mkdir -p "$STATE_DIR"
 
 step() { printf '\n== %s\n' "$*"; }
@@ -174,7 +175,7 @@ cleanup() {
   if [ "$CREATED" = 1 ] && [ "$KEEP" = 0 ]; then
     step "kind delete cluster --name $NAME"
     kind delete cluster --name "$NAME" --kubeconfig "$KUBECONFIG_FILE" || true
-  elif [ "$CREATED" = 1 ] || [ "$REUSE" = 1 ]; then
+  elif [ "$CREATED" = 1 ] || [ "$REUSED" = 1 ]; then
     cat <<EOF
 
 The cluster $NAME is kept. Use it with:
@@ -192,6 +193,7 @@ if [ "$REUSE" = 1 ]; then
   kind get clusters 2>/dev/null | grep -qx "$NAME" \
     || setup_failed "--reuse: there is no kind cluster named $NAME (kind get clusters)"
   kind get kubeconfig --name "$NAME" >"$KUBECONFIG_FILE" || setup_failed "kind get kubeconfig --name $NAME failed"
+  REUSED=1
 else
   if kind get clusters 2>/dev/null | grep -qx "$NAME"; then
     setup_failed "a kind cluster named $NAME exists already: add --reuse, or delete it (kind delete cluster --name $NAME)"
@@ -256,7 +258,7 @@ fi
 step "npm run build"
 npm run build --silent || setup_failed "npm run build failed"
 
-step "jest -c test/e2e/jest.config.js ${JEST_ARGS[*]}"
+step "jest -c test/e2e/jest.config.js ${JEST_ARGS[*]:-}"
 status=0
 CLINICALSUITE_E2E_KUBECONFIG="$KUBECONFIG_FILE" \
   CLINICALSUITE_E2E_OPERATOR="$OPERATOR_NAMESPACE/$RELEASE" \
