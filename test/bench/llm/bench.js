@@ -12,9 +12,12 @@
 // Targets: service aggregate >= 1.8x its single stream; service throughput >= 0.95x direct
 // node-llama-cpp and >= 0.9x llama-server ("throughput" = aggregate tokens/s at 3 concurrent).
 //
-// Threads: 2 (the default) on this 2-core machine: on an idle machine 2 threads decode one stream
-// ~1.3x and three ~1.5x faster than 1. With other work on the cores, 2 threads lose far more
-// (llama.cpp's threads wait on each other), so check the load line and the Go build count.
+// Threads: 2 (the service's default: the cores it may use) on a 2-core machine. Which is faster
+// depends on the CPU: on one 2-core VM 2 threads decoded one stream ~1.3x faster than 1; on
+// another (AMD EPYC, 2026-11-26) 1 thread was 1.34x faster, because node-llama-cpp starts its
+// helper threads anew for every decode (see services/llm/README.md, Speed). Try BENCH_THREADS=1.
+// With other work on the cores, 2 threads lose far more (llama.cpp's threads wait on each other),
+// so check the load line and the Go build count.
 //
 // Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (128), BENCH_ROUNDS (5), BENCH_SINGLE (2 sequential
 // requests a round: ROUNDS x SINGLE TTFT samples), BENCH_BATCHES (1 batch of 3 concurrent a round),
