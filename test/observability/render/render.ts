@@ -363,7 +363,10 @@ export async function renderDashboards(options: {
     const data = await panelData(options.prom, dashboard, options.start, options.end);
     const svg = dashboardSvg(dashboard, data, options.start, options.end);
     const file = join(options.outDir, dashboard.file.replace(/\.json$/, '.png'));
-    writeFileSync(file, await sharp(Buffer.from(svg)).png().toBuffer());
+    writeFileSync(
+      file,
+      await sharp(Buffer.from(svg)).png({ palette: true, quality: 90, compressionLevel: 9 }).toBuffer(),
+    );
     files.push(file);
   }
   return files;
