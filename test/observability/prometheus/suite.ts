@@ -18,7 +18,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +28,7 @@ import { ensureTinyLlamaGguf } from '../../fixtures/models/tiny-llama-gguf.js';
 import { ensureTinyMtmdGguf } from '../../fixtures/models/tiny-mtmd-gguf.js';
 import { fixture as gpuFixture } from '../../kit/gpu/helpers.js';
 import { findLlamaServer } from '../../medllm/helpers.js';
+import { freePort } from './server.js';
 import { freeBasePort, parseTables, type TableRow } from '../../operator/local/runner-harness.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -62,18 +62,6 @@ export interface RunningSuite {
   waitReady(keys: readonly ComponentKey[], timeoutMs: number): Promise<Map<string, TableRow>>;
   /** Stops the runner (SIGTERM: every service drains) and removes the temp home. */
   stop(): Promise<void>;
-}
-
-/** A loopback port nothing listens on (taken from the OS, then released). */
-async function deadPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function envList(env: Record<string, string>): { name: string; value: string }[] {
@@ -118,7 +106,8 @@ export async function startSuite(options: { logLevel?: string } = {}): Promise<R
       enabled: true,
       env: envList({
         ...common,
-        AGENT_BETA3_URL: `http://127.0.0.1:${await deadPort()}`,
+        // a loopback port nothing listens on (taken from the OS, then released)
+        AGENT_BETA3_URL: `http://127.0.0.1:${await freePort()}`,
         AGENT_LLM_COOLDOWN_MS: '2000',
       }),
     },
