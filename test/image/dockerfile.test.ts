@@ -74,6 +74,27 @@ describe('operator/Dockerfile', () => {
     expect(stages.at(-1)?.name).toBe('runtime');
   });
 
+  it('declares in each stage the build args its RUN steps read (an ARG does not pass through FROM)', () => {
+    // A global ARG (before the first FROM) is visible only in FROM lines, and a stage's ARG only in
+    // that stage, not in a stage built FROM it: `FROM deps AS build` without its own `ARG RUNTIME`
+    // reads RUNTIME as empty (that once kept 850 MB of CUDA/Vulkan engines in the CPU image).
+    const problems: string[] = [];
+    for (const s of stages) {
+      const declared = new Set<string>();
+      for (const step of s.steps) {
+        if (step.op === 'ARG' || step.op === 'ENV')
+          for (const m of step.args.matchAll(/(?:^|\s)([A-Za-z_]\w*)(?==|\s|$)/g)) declared.add(m[1]!);
+        if (step.op !== 'RUN') continue;
+        for (const name of globals.keys()) {
+          const read = new RegExp(`\\$\\{?${name}\\b`).test(step.args);
+          if (read && !declared.has(name))
+            problems.push(`${s.name ?? s.base}: RUN reads $${name} undeclared`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('copies from the build context only paths that exist and that .dockerignore keeps', () => {
     const ignored = readFileSync(`${root}.dockerignore`, 'utf8').split('\n');
     for (const s of stages) {
