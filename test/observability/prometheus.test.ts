@@ -172,7 +172,7 @@ function exposedNames(text: string): Set<string> {
 
   afterAll(async () => {
     prom?.stop();
-    operator?.stop();
+    await operator?.stop();
     await suite?.stop();
   }, 60_000);
 
