@@ -27,7 +27,7 @@ import {
   finishTiming,
   requireUpload,
   uploadParser,
-} from './subservices.js';
+} from './shared-steps.js';
 
 /**
  * The four pipelines (multipart `file` + `language`), each step timed in `steps` and observed in
