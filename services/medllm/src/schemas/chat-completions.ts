@@ -1,6 +1,7 @@
 import {
   ChatCompletionChunkSchema as OpenAiChatCompletionChunkSchema,
   ChatCompletionSchema as OpenAiChatCompletionSchema,
+  chatCompletionRequestSchema,
 } from '@clinicalsuite/kit/llm';
 import { z } from 'zod';
 
@@ -31,24 +32,17 @@ export const ChatMessageSchema = z.object({
 });
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
-const maxTokens = z.number().int().min(1).max(MAX_TOKENS_LIMIT);
-
-export const ChatCompletionRequestSchema = z.object({
+/** The kit's OpenAI request with the spec's defaults, image parts in messages, and OpenAI's nulls. */
+export const ChatCompletionRequestSchema = chatCompletionRequestSchema({
   model: z.string().min(1).describe('`medmodel-1.5-4b-it`'),
+  temperature: 0.7,
+  maxTokens: 1024,
+  maxTokensLimit: MAX_TOKENS_LIMIT,
+}).extend({
   messages: z.array(ChatMessageSchema).min(1),
-  temperature: z.number().min(0).max(2).default(0.7),
   top_p: z.number().gt(0).max(1).default(0.95),
-  max_tokens: maxTokens.default(1024),
-  max_completion_tokens: maxTokens.optional().describe("OpenAI's newer name for max_tokens; wins when set"),
-  stream: z.boolean().default(false),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
-  stop: z
-    .union([z.string(), z.array(z.string()).max(4)])
-    .nullable()
-    .optional(),
   seed: z.number().int().nullable().optional(),
   n: z.literal(1).nullable().optional().describe('Only 1'),
-  user: z.string().optional(),
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
 
