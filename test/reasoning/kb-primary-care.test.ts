@@ -20,6 +20,7 @@ const SCORABLE = [
   'acute_cystitis',
   'acute_myocardial_infarction',
   'acute_pancreatitis',
+  'atrial_fibrillation',
   'bacterial_meningitis',
   'copd_exacerbation',
   'covid19',
@@ -38,15 +39,35 @@ const SCORABLE = [
   'typhoid_fever',
 ];
 const UNIFORM_PRIOR = 'primary-care-uniform-prior';
-/** The declared even share: "none of these" keeps 0.05, the 21 conditions share 0.95 (rounded down). */
-const SHARE = 0.0452;
+/** The declared even share: "none of these" keeps 0.05, the 22 conditions share 0.95 (rounded down). */
+const SHARE = 0.0431;
 const LEAK_DEFAULT = 'primary-care-leak-default';
 /**
- * Version 0.5.0: the findings with their own leak, the share of adult ED visits with that finding as
- * the chief complaint in Arvig et al. 2022 (README "Leak"); every other finding keeps the default.
+ * The findings with their own leak (README "Leak"), every other finding keeping the default.
+ * Version 0.5.0: the share of adult ED visits with that finding as the chief complaint in Arvig et
+ * al. 2022 (a lower bound of its presence). Version 0.6.0: the share of the 7,124 women attending
+ * rural mobile primary-care clinics in Tamil Nadu with that symptom recorded (Logaraj et al. 2018).
  */
-const LEAK_SOURCE = 'arvig-2022-ed-chief-complaints';
-const PER_FEATURE_LEAK = { abdominal_pain: 0.16, chest_pain: 0.08, dyspnea: 0.12, fever: 0.08 };
+const CHIEF_COMPLAINT_SOURCE = 'arvig-2022-ed-chief-complaints';
+const PRESENCE_SOURCE = 'logaraj-2018-symptoms-mobile-clinics-tamil-nadu';
+const LEAK_SOURCE_OF: Record<string, string> = {
+  abdominal_pain: CHIEF_COMPLAINT_SOURCE,
+  chest_pain: CHIEF_COMPLAINT_SOURCE,
+  dyspnea: CHIEF_COMPLAINT_SOURCE,
+  fever: CHIEF_COMPLAINT_SOURCE,
+  headache: PRESENCE_SOURCE,
+  myalgia: PRESENCE_SOURCE,
+  nasal_congestion: PRESENCE_SOURCE,
+};
+const PER_FEATURE_LEAK = {
+  abdominal_pain: 0.16,
+  chest_pain: 0.08,
+  dyspnea: 0.12,
+  fever: 0.08,
+  headache: 0.131,
+  myalgia: 0.183,
+  nasal_congestion: 0.136,
+};
 
 describe('the shipped primary-care base', () => {
   it('loads without a problem, scoring exactly the conditions with a prior and sourced links', async () => {
@@ -85,24 +106,36 @@ describe('the shipped primary-care base', () => {
     expect([...report.modellingChoices].sort()).toEqual([LEAK_DEFAULT, UNIFORM_PRIOR]);
   });
 
-  it('gives the per-feature leaks of one cited presentation cohort, each with the value as the source prints it', async () => {
+  it('gives the per-feature leaks of cited presentation cohorts, each with the value as the source prints it', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const withLeak = doc.features.filter((f) => f.leak !== null);
     expect(Object.fromEntries(withLeak.map((f) => [f.id, f.leak]))).toEqual(PER_FEATURE_LEAK);
     for (const f of withLeak) {
-      expect(f.leak_source).toBe(LEAK_SOURCE);
-      expect(f.leak_locator).toMatch(/chief complaints/);
-      // The source's own words and percentage ("fever (8%)") are in the notes and match the number.
-      const asGiven = /leak as given: "[^"(]+\((\d+)%\)"/.exec(f.notes ?? '');
+      // One source per set of leaks, each set from one population (README "Leak").
+      expect(f.leak_source).toBe(LEAK_SOURCE_OF[f.id]);
+      expect(f.leak_locator).toMatch(
+        f.leak_source === CHIEF_COMPLAINT_SOURCE ? /chief complaints/ : /7,124 female patients/,
+      );
+      // The source's own words and percentage ("fever (8%)", "headache (13.1%)") are in the notes
+      // and match the number.
+      const asGiven = /leak as given: "[^"(]+\((\d+(?:\.\d+)?)%\)"/.exec(f.notes ?? '');
       expect(asGiven).not.toBeNull();
       expect(Number(asGiven![1]) / 100).toBeCloseTo(f.leak!, 10);
       // A chief-complaint share is a lower bound of the finding's presence: above the default it
       // replaces, never below it (a lower bound under 0.05 would not justify lowering the leak).
-      expect(f.leak!).toBeGreaterThan(doc.manifest!.leak!.default);
+      if (f.leak_source === CHIEF_COMPLAINT_SOURCE) {
+        expect(f.leak!).toBeGreaterThan(doc.manifest!.leak!.default);
+      }
     }
-    const source = doc.manifest!.sources.find((s) => s.id === LEAK_SOURCE);
-    expect(source?.kind).toBe('cohort');
-    expect(source?.citation).toMatch(/West J Emerg Med\. 2022.*doi:10\.5811\/westjem\.2022\.9\.56332/);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    expect(sources.get(CHIEF_COMPLAINT_SOURCE)?.kind).toBe('cohort');
+    expect(sources.get(CHIEF_COMPLAINT_SOURCE)?.citation).toMatch(
+      /West J Emerg Med\. 2022.*doi:10\.5811\/westjem\.2022\.9\.56332/,
+    );
+    expect(sources.get(PRESENCE_SOURCE)?.kind).toBe('cohort');
+    expect(sources.get(PRESENCE_SOURCE)?.citation).toMatch(
+      /^Logaraj M.*doi:10\.22159\/ajpcr\.2018\.v11i10\.20585/,
+    );
   });
 
   it('cites, for every number, a source of its kb.json; every clinical source has a citation and a url', async () => {
@@ -222,8 +255,8 @@ describe('the shipped primary-care base', () => {
     );
     expect(result.report.links.dropped).toBe(0);
     expect(result.report.priorSum).toBeCloseTo(SHARE * SCORABLE.length + 0.01, 10);
-    // The 21 shares leave 0.0508 for "none of these": a prior that takes all of it is refused.
-    expect(SCORABLE).toHaveLength(21);
+    // The 22 shares leave 0.0518 for "none of these": a prior that takes all of it is refused.
+    expect(SCORABLE).toHaveLength(22);
     expect(withPrior(0.06).problems.map((p) => p.code)).toContain('prior-sum');
   });
 
