@@ -22,7 +22,10 @@
 // Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (128), BENCH_ROUNDS (5), BENCH_SINGLE (2 sequential
 // requests a round: ROUNDS x SINGLE TTFT samples), BENCH_BATCHES (1 batch of 3 concurrent a round),
 // MODEL_PATH (default: the manifest's `llm-base`, `npm run models -- fetch llm-base`),
-// LLAMA_SERVER (a llama-server binary instead of building one), BENCH_SKIP_LLAMA_SERVER=1.
+// LLAMA_SERVER (a llama-server binary instead of building one), BENCH_SKIP_LLAMA_SERVER=1,
+// BENCH_GPU (`false`: CPU only; `cuda`: every layer on the GPU in all three, the service with
+// GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99: give LLAMA_SERVER a CUDA build, e.g.
+// LLAMA_SERVER_GPU=cuda services/medllm/scripts/build-llama-server.sh).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -40,6 +43,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '5');
 const SINGLE = Number(process.env.BENCH_SINGLE ?? '2');
 const BATCHES = Number(process.env.BENCH_BATCHES ?? '1');
 const CONCURRENCY = 3;
+const GPU = process.env.BENCH_GPU ?? 'false';
+if (!['false', 'cuda', 'vulkan'].includes(GPU)) {
+  console.error(`BENCH_GPU must be false, cuda or vulkan, got ${GPU}`);
+  process.exit(2);
+}
+const onGpu = GPU !== 'false';
 // The service's context: CONTEXT_SIZE tokens for each of MAX_CONCURRENCY sequences, reused (with
 // their prompt prefix kept, as llama-server's prompt cache keeps it). Direct node-llama-cpp takes a
 // fresh sequence per request, as LlamaChat is commonly used, so its context has as many again:
@@ -163,8 +172,12 @@ function openAiBackend(name, baseURL) {
  * resolved chat wrapper, greedy, no repeat penalty, text streamed through onTextChunk.
  */
 async function directBackend() {
-  const llama = await getLlama({ gpu: false, maxThreads: THREADS, logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath, gpuLayers: 'auto' });
+  const llama = await getLlama({
+    gpu: onGpu ? GPU : false,
+    maxThreads: THREADS,
+    logLevel: LlamaLogLevel.error,
+  });
+  const model = await llama.loadModel({ modelPath, gpuLayers: onGpu ? 'max' : 'auto' });
   const context = await model.createContext({
     contextSize: CONTEXT_SIZE,
     sequences: SEQUENCES,
@@ -294,10 +307,11 @@ async function serviceBackend() {
     MODEL_PATH: modelPath,
     MODEL_ALIAS,
     THREADS: String(THREADS),
-    GPU: 'false',
+    GPU,
+    GPU_LAYERS: onGpu ? 'max' : 'auto',
     MAX_CONCURRENCY: String(CONCURRENCY),
     CONTEXT_SIZE: String(CONTEXT_SIZE),
-    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    ...(onGpu ? {} : { NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi' }),
     LOG_LEVEL: 'warn',
   };
   const main = `${root}services/llm/dist/main.js`;
@@ -320,6 +334,7 @@ async function llamaServerBackend() {
   const args = [
     ...['-m', modelPath, '--host', '127.0.0.1', '--port', String(port), '--api-key', TOKEN],
     ...['-t', String(THREADS), '-tb', String(THREADS)],
+    ...(onGpu ? ['-ngl', '99'] : []),
     // llama-server splits -c over its slots: 3 x CONTEXT_SIZE gives each request the service's
     // CONTEXT_SIZE.
     ...['-c', String(CONTEXT_SIZE * CONCURRENCY), '--parallel', String(CONCURRENCY)],
@@ -413,7 +428,7 @@ try {
   const f1 = (x) => x.toFixed(1);
   const f2 = (x) => `${x.toFixed(2)}x`;
   console.log(
-    `text LLM benchmark: ${basename(modelPath)}, threads ${THREADS}, max_tokens ${MAX_TOKENS}, greedy, ` +
+    `text LLM benchmark: ${basename(modelPath)}, threads ${THREADS}, ${onGpu ? `GPU ${GPU} (all layers)` : 'CPU only'}, max_tokens ${MAX_TOKENS}, greedy, ` +
       `${ROUNDS} rounds interleaved (${SINGLE} single + ${BATCHES} x ${CONCURRENCY} concurrent each)`,
   );
   console.log(
