@@ -8,7 +8,9 @@
 //    (the in-memory index the service searches; random unit embeddings of the recognizer's size).
 //
 // Env: BENCH_THREADS (1: onnxruntime intra-op threads, the service's FACE_THREADS), BENCH_IMAGES (40),
-// BENCH_DETECTOR (the service's FACE_DETECTOR: retinaface, its default, or blazeface).
+// BENCH_DETECTOR (the service's FACE_DETECTOR: retinaface, its default, or blazeface),
+// BENCH_DEVICE (cpu, or cuda: both the direct models and the service's FACE_DEVICE; needs
+// onnxruntime's CUDA provider libraries beside onnxruntime-node's, see services/face/README.md).
 // Both detectors' accuracy and speed on the test photos: test/bench/face/detectors.js.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -23,6 +25,11 @@ const root = new URL('../../../', import.meta.url).pathname;
 const THREADS = Number(process.env.BENCH_THREADS ?? '1');
 const IMAGES = Number(process.env.BENCH_IMAGES ?? '40');
 const DETECTOR = process.env.BENCH_DETECTOR ?? 'retinaface';
+const DEVICE = process.env.BENCH_DEVICE ?? 'cpu';
+if (DEVICE !== 'cpu' && DEVICE !== 'cuda') {
+  console.error(`BENCH_DEVICE=${DEVICE}: expected cpu or cuda`);
+  process.exit(2);
+}
 const { loadFaceEngine } = await import(`${root}services/face/dist/adapters/face-engine.js`);
 const { DEFAULT_MIN_SCORE, DETECTOR_MODEL_IDS } = await import(
   `${root}services/face/dist/adapters/detector.js`
@@ -86,7 +93,7 @@ const f2 = (x) => x.toFixed(2);
 const engine = await loadFaceEngine({
   detectorPath,
   recognizerPath,
-  device: 'cpu',
+  device: DEVICE,
   threads: THREADS,
   detector: { kind: DETECTOR, minScore: DEFAULT_MIN_SCORE[DETECTOR], inputSize: 640 },
   minFaceSize: 24,
@@ -123,7 +130,7 @@ const child = spawn(process.execPath, [`${root}services/face/dist/main.js`], {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: mkdtempSync(join(tmpdir(), 'face-bench-')),
-    FACE_DEVICE: 'cpu',
+    FACE_DEVICE: DEVICE,
     FACE_THREADS: String(THREADS),
     FACE_DETECTOR: DETECTOR,
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
@@ -208,7 +215,7 @@ await engine.dispose();
 await coarse.dispose();
 
 console.log(
-  `face benchmark: ${DETECTOR === 'retinaface' ? 'RetinaFace MobileNet-0.25 (640)' : 'BlazeFace 256'} + ${recognizerPath.split('/').pop()} (${dim}-d), onnxruntime CPU, ${THREADS} intra-op thread(s), 640x480 JPEGs with one face`,
+  `face benchmark: ${DETECTOR === 'retinaface' ? 'RetinaFace MobileNet-0.25 (640)' : 'BlazeFace 256'} + ${recognizerPath.split('/').pop()} (${dim}-d), onnxruntime ${engine.device}, ${THREADS} intra-op thread(s), 640x480 JPEGs with one face`,
 );
 console.log(
   `  load avg at start: ${load0}; ${IMAGES / 2} images per measurement, 3 rounds interleaved, medians; every image had one face: ${facesOk}`,
