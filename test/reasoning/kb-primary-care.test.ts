@@ -69,6 +69,39 @@ const PER_FEATURE_LEAK = {
   nasal_congestion: 0.136,
 };
 
+/**
+ * Version 0.7.0 (curation round 6): dengue's findings from Table 5 of Hasan et al. 2021 (553
+ * laboratory-confirmed cases, Dhaka 2019), hypotension from its abstract.
+ */
+const DENGUE_TABLE_SOURCE = 'hasan-2021-dengue-bangladesh-553';
+const DENGUE_ROUND_6 = {
+  arthralgia: 0.045,
+  diarrhea: 0.262,
+  headache: 0.627,
+  hypotension: 0.25,
+  melena: 0.054,
+  rash: 0.045,
+  retro_orbital_pain: 0.391,
+};
+/** Findings the extractor knows that no condition links yet (CURATION.md round 6 says why each). */
+const UNLINKED_FEATURES = [
+  'elevated_jugular_venous_pressure',
+  'diaphoresis',
+  'epigastric_pain',
+  'epistaxis',
+  'flank_pain',
+  'facial_palsy',
+  'gingival_bleeding',
+  'heartburn',
+  'hypoxemia',
+  'nasal_congestion',
+  'petechiae',
+  'pharyngeal_exudate',
+  'pleuritic_chest_pain',
+  'positive_murphy_sign',
+  'urinary_urgency',
+].sort();
+
 describe('the shipped primary-care base', () => {
   it('loads without a problem, scoring exactly the conditions with a prior and sourced links', async () => {
     const result = await loadKnowledgeBase(PRIMARY_CARE);
@@ -201,6 +234,52 @@ describe('the shipped primary-care base', () => {
     }
   });
 
+  it('links dengue to its classic findings from one confirmed-case table, each value as the table prints it (round 6)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const hasan = doc.links.filter((l) => l.source === DENGUE_TABLE_SOURCE);
+    expect(hasan.every((l) => l.condition === 'dengue')).toBe(true);
+    expect(Object.fromEntries(hasan.map((l) => [l.feature, l.probability]))).toEqual(DENGUE_ROUND_6);
+    for (const l of hasan) {
+      if (/^Table 5/.test(l.locator ?? '')) {
+        // A cell of the table's 2019 column, printed without a percent sign.
+        expect(l.as_given).toMatch(/^\d+(\.\d+)?$/);
+        expect(l.probability).toBeCloseTo(Number(l.as_given) / 100, 10);
+      } else {
+        // Hypotension is in the abstract's words: "approximately a quarter of patients (25%)".
+        expect(l.feature).toBe('hypotension');
+        expect(l.as_given).toBe('approximately a quarter of patients (25%)');
+      }
+    }
+    const source = doc.manifest!.sources.find((s) => s.id === DENGUE_TABLE_SOURCE);
+    expect(source?.citation).toMatch(/BMC Infect Dis\. 2021\. doi:10\.1186\/s12879-021-06788-z/);
+    expect(source?.citation).toMatch(/553 laboratory-confirmed/);
+    // The round's other links each come from a source of their own, beside the condition's older ones.
+    const byFeature = (condition: string, feature: string) =>
+      doc.links.find((l) => l.condition === condition && l.feature === feature);
+    expect(byFeature('leptospirosis', 'conjunctival_injection')).toMatchObject({
+      probability: 0.35,
+      source: 'gupta-2023-leptospirosis-india-review',
+    });
+    expect(byFeature('bacterial_meningitis', 'seizure')).toMatchObject({
+      probability: 0.174,
+      source: 'zoons-2008-bacterial-meningitis-seizures',
+      as_given: '121 of 696 episodes (17%)',
+    });
+    expect(byFeature('covid19', 'anosmia')).toMatchObject({
+      probability: 0.3539,
+      source: 'saniasiaya-2021-covid19-olfactory',
+    });
+  });
+
+  it('leaves unlinked exactly the findings no returned source gave a number for (README "State")', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const linked = new Set(doc.links.map((l) => l.feature));
+    const unlinked = doc.features
+      .filter((f) => !linked.has(f.id) && f.kind !== 'demographic')
+      .map((f) => f.id)
+      .sort();
+    expect(unlinked).toEqual(UNLINKED_FEATURES);
+  });
   it('defines conditions with ICD-10-CM codes and vi/en titles, features with HPO terms and vi/en words', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const dengue = doc.conditions.find((c) => c.id === 'dengue');
