@@ -24,8 +24,8 @@
 // MODEL_PATH (default: the manifest's `llm-base`, `npm run models -- fetch llm-base`),
 // LLAMA_SERVER (a llama-server binary instead of building one), BENCH_SKIP_LLAMA_SERVER=1,
 // BENCH_GPU (`false`: CPU only; `cuda`: every layer on the GPU in all three, the service with
-// GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99: give LLAMA_SERVER a CUDA build, e.g.
-// LLAMA_SERVER_GPU=cuda services/medllm/scripts/build-llama-server.sh).
+// GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99, built with LLAMA_SERVER_GPU=cuda unless
+// LLAMA_SERVER names one).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -44,8 +44,8 @@ const SINGLE = Number(process.env.BENCH_SINGLE ?? '2');
 const BATCHES = Number(process.env.BENCH_BATCHES ?? '1');
 const CONCURRENCY = 3;
 const GPU = process.env.BENCH_GPU ?? 'false';
-if (!['false', 'cuda', 'vulkan'].includes(GPU)) {
-  console.error(`BENCH_GPU must be false, cuda or vulkan, got ${GPU}`);
+if (!['false', 'cuda'].includes(GPU)) {
+  console.error(`BENCH_GPU must be false or cuda, got ${GPU}`);
   process.exit(2);
 }
 const onGpu = GPU !== 'false';
@@ -325,6 +325,7 @@ async function llamaServerBackend() {
     execFileSync(`${root}services/medllm/scripts/build-llama-server.sh`, {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, LLAMA_SERVER_GPU: onGpu ? GPU : 'cpu' },
     })
       .trim()
       .split('\n')
