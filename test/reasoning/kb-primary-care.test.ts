@@ -20,6 +20,7 @@ const SCORABLE = [
   'acute_cystitis',
   'acute_myocardial_infarction',
   'acute_pancreatitis',
+  'acute_pyelonephritis',
   'atrial_fibrillation',
   'bacterial_meningitis',
   'copd_exacerbation',
@@ -39,8 +40,8 @@ const SCORABLE = [
   'typhoid_fever',
 ];
 const UNIFORM_PRIOR = 'primary-care-uniform-prior';
-/** The declared even share: "none of these" keeps 0.05, the 22 conditions share 0.95 (rounded down). */
-const SHARE = 0.0431;
+/** The declared even share: "none of these" keeps 0.05, the 23 conditions share 0.95 (rounded down). */
+const SHARE = 0.0413;
 const LEAK_DEFAULT = 'primary-care-leak-default';
 /**
  * The findings with their own leak (README "Leak"), every other finding keeping the default.
@@ -83,17 +84,67 @@ const DENGUE_ROUND_6 = {
   rash: 0.045,
   retro_orbital_pain: 0.391,
 };
-/** Findings the extractor knows that no condition links yet (CURATION.md round 6 says why each). */
+/**
+ * Version 0.8.0 (curation round 7): five findings that carried no evidence get a cited link, each
+ * as its source prints it; acute pyelonephritis gets its third and fourth links and becomes scorable.
+ */
+const ROUND_7 = [
+  {
+    condition: 'acute_pyelonephritis',
+    feature: 'flank_pain',
+    probability: 0.962,
+    source: 'dawkins-2012-pyelonephritis-pregnancy-jamaica-102',
+    as_given: '96.2%',
+  },
+  {
+    condition: 'acute_pyelonephritis',
+    feature: 'abdominal_pain',
+    probability: 0.846,
+    source: 'dawkins-2012-pyelonephritis-pregnancy-jamaica-102',
+    as_given: '84.6%',
+  },
+  {
+    condition: 'ischaemic_stroke',
+    feature: 'facial_palsy',
+    probability: 0.7,
+    source: 'mohd-nor-2004-fast-stroke',
+    as_given: '70%',
+  },
+  {
+    condition: 'acute_pancreatitis',
+    feature: 'epigastric_pain',
+    probability: 0.82,
+    source: 'mandalapu-acute-pancreatitis-500',
+    as_given: '52% (without radiation to the back) + 30% (radiating to the back)',
+  },
+  {
+    condition: 'acute_myocardial_infarction',
+    feature: 'diaphoresis',
+    probability: 0.702,
+    source: 'wu-2025-china-ami-heavy-sweating',
+    as_given: '70.2%',
+  },
+  {
+    condition: 'acute_myocardial_infarction',
+    feature: 'epigastric_pain',
+    probability: 0.1752,
+    source: 'malik-2013-ami-chest-pain-multan',
+    as_given: '58 (17.5%)',
+  },
+  {
+    condition: 'pulmonary_embolism',
+    feature: 'hypoxemia',
+    probability: 0.1344,
+    source: 'westjem-2018-pe-ed-length-of-stay',
+    as_given: '17 (11.7) of 145 and 40 (14.3) of 279',
+  },
+];
+/** Findings the extractor knows that no condition links yet (CURATION.md rounds 6 and 7 say why each). */
 const UNLINKED_FEATURES = [
   'elevated_jugular_venous_pressure',
-  'diaphoresis',
-  'epigastric_pain',
   'epistaxis',
-  'flank_pain',
-  'facial_palsy',
   'gingival_bleeding',
   'heartburn',
-  'hypoxemia',
   'nasal_congestion',
   'petechiae',
   'pharyngeal_exudate',
@@ -114,20 +165,19 @@ describe('the shipped primary-care base', () => {
     expect(report.conditions.notScorable).toHaveLength(report.conditions.defined - SCORABLE.length);
     expect(report.conditions.notScorable.every((c) => c.reason === 'no sourced prior')).toBe(true);
     expect(report.conditions.notScorable.map((c) => c.id)).toEqual(
-      expect.arrayContaining(['acute_pyelonephritis', 'asthma_exacerbation', 'peptic_ulcer']),
+      expect.arrayContaining(['asthma_exacerbation', 'peptic_ulcer', 'streptococcal_pharyngitis']),
     );
     // Every scorable condition is described by at least 3 links.
     for (const id of SCORABLE) {
       expect(knowledgeBase.links.filter((l) => l.condition === id).length).toBeGreaterThanOrEqual(3);
     }
-    // Round 3: acute pyelonephritis has 2 sourced links, one short of the base's 3, so they wait
-    // (the loader drops them); every other link is used.
-    const waiting = (await readKbDocument(PRIMARY_CARE)).links.filter(
-      (l) => l.condition === 'acute_pyelonephritis',
-    );
-    expect(waiting).toHaveLength(2);
-    expect(report.links.dropped).toBe(waiting.length);
-    expect(report.links.used).toBe(report.links.defined - waiting.length);
+    // Round 7: acute pyelonephritis, whose 2 links waited since round 3, has 4 and is scored, so no
+    // link waits any more (the loader drops only links of conditions without a prior).
+    const doc = await readKbDocument(PRIMARY_CARE);
+    expect(doc.links.filter((l) => l.condition === 'acute_pyelonephritis')).toHaveLength(4);
+    expect(report.links.dropped).toBe(0);
+    expect(report.links.used).toBe(report.links.defined);
+    expect(report.links.defined).toBe(doc.links.length);
     // Priors are the declared even share of 0.95 (a modelling choice); the rest is "none of these".
     expect(knowledgeBase.conditions.every((c) => c.prior === SHARE)).toBe(true);
     expect(SHARE).toBe(Math.floor((0.95 / SCORABLE.length) * 1e4) / 1e4);
@@ -271,6 +321,25 @@ describe('the shipped primary-care base', () => {
     });
   });
 
+  it('links five findings that carried no evidence, each value as its source prints it (round 7)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    for (const expected of ROUND_7) {
+      const l = doc.links.find((x) => x.condition === expected.condition && x.feature === expected.feature);
+      expect(l).toMatchObject(expected);
+      expect(l?.locator).toMatch(/^(Abstract, Results|Table 1)/);
+      expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
+    }
+    // Each of the round's sources gives only these links.
+    const roundSources = new Set(ROUND_7.map((l) => l.source));
+    expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_7.length);
+    // The sums the notes explain: epigastric pain with or without radiation (52% + 30%, the third
+    // group being generalised pain), and the two length-of-stay columns of the PE table.
+    expect(0.52 + 0.3).toBeCloseTo(ROUND_7[3]!.probability, 10);
+    expect(Math.round(((17 + 40) / (145 + 279)) * 1e4) / 1e4).toBe(ROUND_7[6]!.probability);
+    expect(Math.round((58 / 331) * 1e4) / 1e4).toBe(ROUND_7[5]!.probability);
+  });
+
   it('leaves unlinked exactly the findings no returned source gave a number for (README "State")', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const linked = new Set(doc.links.map((l) => l.feature));
@@ -311,31 +380,33 @@ describe('the shipped primary-care base', () => {
         { id: SYNTHETIC_SOURCE, kind: 'cohort' as const, citation: 'synthetic' },
       ],
     };
-    // Acute pyelonephritis's 2 waiting links plus one SYNTHETIC link make 3; a prior makes it scorable.
+    // Streptococcal pharyngitis has no link yet: three SYNTHETIC links and a prior make it scorable.
     const withPrior = (prior: number) =>
       validateKb({
         ...doc,
         manifest,
         conditions: doc.conditions.map((c) =>
-          c.id === 'acute_pyelonephritis'
+          c.id === 'streptococcal_pharyngitis'
             ? condition({ ...c, prior, prior_source: SYNTHETIC_SOURCE, prior_locator: 'table 1' })
             : c,
         ),
         links: [
           ...doc.links,
-          link({ condition: 'acute_pyelonephritis', feature: 'flank_pain', probability: 0.9 }),
+          ...['fever', 'pharyngeal_exudate', 'sore_throat'].map((feature) =>
+            link({ condition: 'streptococcal_pharyngitis', feature, probability: 0.5 }),
+          ),
         ],
       });
     const result = withPrior(0.01);
     expect(result.problems).toEqual([]);
     if (!result.ok) return;
     expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual(
-      [...SCORABLE, 'acute_pyelonephritis'].sort(),
+      [...SCORABLE, 'streptococcal_pharyngitis'].sort(),
     );
     expect(result.report.links.dropped).toBe(0);
     expect(result.report.priorSum).toBeCloseTo(SHARE * SCORABLE.length + 0.01, 10);
-    // The 22 shares leave 0.0518 for "none of these": a prior that takes all of it is refused.
-    expect(SCORABLE).toHaveLength(22);
+    // The 23 shares leave 0.0501 for "none of these": a prior that takes all of it is refused.
+    expect(SCORABLE).toHaveLength(23);
     expect(withPrior(0.06).problems.map((p) => p.code)).toContain('prior-sum');
   });
 
