@@ -63,7 +63,7 @@ describe('HPO import on the real excerpt', () => {
       icd10: null,
       title_en: 'CHAND syndrome',
       title_vi: null,
-      prior: 1e-5,
+      prior: 2e-6,
       prior_source: 'uniform (no prevalence data)',
       prior_locator: null,
       notes: null,

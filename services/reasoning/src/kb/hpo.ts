@@ -31,8 +31,12 @@ import {
 export const HPO_EPSILON = 0.001;
 /** P(term | disease) for an annotation without a frequency: a modelling choice, not a clinical number. */
 export const HPO_NO_FREQUENCY_DEFAULT = 0.5;
-/** Each disease's prior when no prevalence is known: a modelling choice, the same for every disease. */
-export const HPO_UNIFORM_PRIOR = 1e-5;
+/**
+ * Each disease's prior when no prevalence is known: a modelling choice, the same for every disease.
+ * Small enough that the whole release (12,680 diseases: 0.025) fits beside a base that gives its
+ * own conditions up to 0.95, as the shipped primary-care base does: merged priors must stay below 1.
+ */
+export const HPO_UNIFORM_PRIOR = 2e-6;
 /** P(term | a disease not annotated with it): a modelling choice. */
 export const HPO_DEFAULT_LEAK = 0.01;
 
