@@ -1,9 +1,14 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { EngineResult, Finding } from '../../services/reasoning/src/domain/types.js';
 import {
+  buildScoringGraph,
+  buildScoringGraphFiles,
   compileModel,
   encodeFindings,
+  EXTERNAL_TABLE_ALIGNMENT,
   EngineUnavailableError,
   FindingsError,
   identityCalibration,
@@ -186,6 +191,41 @@ describe('devices', () => {
   it('refuses batching options that could never run', async () => {
     await expect(OnnxEngine.create(small, { maxBatch: 0 })).rejects.toThrow(/maxBatch/);
     await expect(OnnxEngine.create(small, { batchWindowMs: -1 })).rejects.toThrow(/batchWindowMs/);
+  });
+
+  it('loads its tables as external data beside the graph above the size limit, with the same results', async () => {
+    const before = new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('reasoning-graph-')));
+    const inline = await OnnxEngine.create(MODEL, { threads: 1 });
+    const external = await OnnxEngine.create(MODEL, { threads: 1, externalTablesAboveBytes: 0 });
+    try {
+      const evidence = LISTS.map((l) => encodeFindings(MODEL, l));
+      const [a, b] = [await inline.runEvidence(evidence), await external.runEvidence(evidence)];
+      expect(Buffer.from(b.posterior.buffer)).toEqual(Buffer.from(a.posterior.buffer));
+      expect(Buffer.from(b.llr.buffer)).toEqual(Buffer.from(a.llr.buffer));
+      expect(Buffer.from(b.gain.buffer)).toEqual(Buffer.from(a.gain.buffer));
+    } finally {
+      await inline.dispose();
+      await external.dispose();
+    }
+    // The temporary model and table files are gone once the session is open.
+    const after = readdirSync(tmpdir()).filter((n) => n.startsWith('reasoning-graph-') && !before.has(n));
+    expect(after).toEqual([]);
+    // Each table's TensorProto names the file, its page-aligned offset and length, and no raw data.
+    const files = buildScoringGraphFiles(MODEL, 'tables.bin');
+    const cells = MODEL.features.length * MODEL.hypotheses;
+    expect(files.tables.map((t) => t.bytes.length)).toEqual([cells * 4, cells * 4, cells * 4, cells * 4]);
+    expect(files.tables.every((t) => t.offset % EXTERNAL_TABLE_ALIGNMENT === 0)).toBe(true);
+    expect(files.model.length).toBeLessThan(buildScoringGraph(MODEL).length - 4 * cells * 4 + 1000);
+    // The external path writes files and the inline one does not: with nowhere to write, only the
+    // external one fails, saying what it could not do.
+    const nowhere = '/nonexistent/reasoning-engine-test';
+    await expect(OnnxEngine.create(MODEL, { externalTablesAboveBytes: 0, tempDir: nowhere })).rejects.toThrow(
+      /^the scoring graph could not be written or loaded: .*ENOENT.*mkdtemp/,
+    );
+    await (await OnnxEngine.create(MODEL, { tempDir: nowhere })).dispose();
+    await expect(OnnxEngine.create(MODEL, { externalTablesAboveBytes: -1 })).rejects.toThrow(
+      'externalTablesAboveBytes must be a number >= 0',
+    );
   });
 
   it('fails clearly when CUDA is required and unusable', async () => {

@@ -42,8 +42,16 @@ export {
   type ReferenceEngineOptions,
   type Scores,
 } from './reference.js';
-export { buildScoringGraph, GRAPH_INPUTS, GRAPH_OUTPUTS, OPSET } from './onnx-graph.js';
 export {
+  buildScoringGraph,
+  buildScoringGraphFiles,
+  EXTERNAL_TABLE_ALIGNMENT,
+  GRAPH_INPUTS,
+  GRAPH_OUTPUTS,
+  OPSET,
+} from './onnx-graph.js';
+export {
+  EXTERNAL_TABLES_ABOVE_BYTES,
   loadEngine,
   OnnxEngine,
   type ExecutionDevice,

@@ -1,9 +1,12 @@
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EngineResult, Finding } from '../domain/types.js';
 import { EngineUnavailableError } from './errors.js';
 import { encodeFindings, type Evidence } from './evidence.js';
 import type { CompiledModel } from './model.js';
-import { buildScoringGraph, GRAPH_INPUTS, GRAPH_OUTPUTS } from './onnx-graph.js';
+import { buildScoringGraph, buildScoringGraphFiles, GRAPH_INPUTS, GRAPH_OUTPUTS } from './onnx-graph.js';
 import { ReferenceEngine } from './reference.js';
 import { buildResult, type Engine, type EngineInfo, type EngineStats, type ResultOptions } from './result.js';
 
@@ -45,7 +48,18 @@ export interface OnnxEngineOptions extends ResultOptions {
   readonly maxBatch?: number;
   /** Called after every run (metrics). */
   readonly onRun?: (run: { readonly batchSize: number; readonly seconds: number }) => void;
+  /**
+   * Above this many bytes of float32 tables (four [F, H] tables), the graph is written to a
+   * temporary directory with its tables as ONNX external data and loaded from there (a protobuf
+   * message cannot exceed 2 GiB). Default `EXTERNAL_TABLES_ABOVE_BYTES`.
+   */
+  readonly externalTablesAboveBytes?: number;
+  /** Where that temporary directory is made (default the OS's temporary directory). */
+  readonly tempDir?: string;
 }
+
+/** 1 GiB: well under protobuf's 2 GiB, so the inline graph never meets the limit. */
+export const EXTERNAL_TABLES_ABOVE_BYTES = 2 ** 30;
 
 /** One run's raw outputs, row-major: llr and posterior [batch, H], gain [batch, F]. */
 export interface RawScores {
@@ -77,7 +91,7 @@ function message(error: unknown): string {
 
 async function createSession(
   ort: Ort,
-  graph: Uint8Array,
+  graph: Uint8Array | string,
   options: OnnxEngineOptions,
 ): Promise<{ session: Session; device: string; fallbackReason?: string }> {
   const requested = options.device ?? 'cpu';
@@ -87,11 +101,16 @@ async function createSession(
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
   };
+  // The model's bytes, or the path of a model file whose tables are external data beside it.
+  const load = (sessionOptions: import('onnxruntime-node').InferenceSession.SessionOptions) =>
+    typeof graph === 'string'
+      ? ort.InferenceSession.create(graph, sessionOptions)
+      : ort.InferenceSession.create(graph, sessionOptions);
   let fallbackReason: string | undefined;
   if (requested === 'cuda' || (requested === 'auto' && options.gpuAvailable === true)) {
     const deviceId = options.cudaDeviceId ?? 0;
     try {
-      const session = await ort.InferenceSession.create(graph, {
+      const session = await load({
         ...base,
         executionProviders: [{ name: 'cuda', deviceId }],
       });
@@ -109,8 +128,39 @@ async function createSession(
   } else if (requested === 'auto') {
     fallbackReason = 'no GPU visible, running on CPU';
   }
-  const session = await ort.InferenceSession.create(graph, { ...base, executionProviders: ['cpu'] });
+  const session = await load({ ...base, executionProviders: ['cpu'] });
   return { session, device: 'cpu', ...(fallbackReason === undefined ? {} : { fallbackReason }) };
+}
+
+/**
+ * The graph and its tables written to a private temporary directory, the session opened from the
+ * model file (onnxruntime reads the tables while it loads), the directory removed after.
+ */
+async function createSessionFromFiles(
+  ort: Ort,
+  model: CompiledModel,
+  options: OnnxEngineOptions,
+): Promise<{ session: Session; device: string; fallbackReason?: string }> {
+  let dir: string | undefined;
+  try {
+    dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'reasoning-graph-'));
+    const files = buildScoringGraphFiles(model, 'tables.bin');
+    const out = await open(join(dir, 'tables.bin'), 'w');
+    try {
+      for (const { offset, bytes } of files.tables) await out.write(bytes, 0, bytes.length, offset);
+    } finally {
+      await out.close();
+    }
+    await writeFile(join(dir, 'model.onnx'), files.model);
+    return await createSession(ort, join(dir, 'model.onnx'), options);
+  } catch (error) {
+    if (error instanceof EngineUnavailableError) throw error;
+    throw new EngineUnavailableError(`the scoring graph could not be written or loaded: ${message(error)}`, {
+      cause: error,
+    });
+  } finally {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export class OnnxEngine implements Engine {
@@ -138,8 +188,11 @@ export class OnnxEngine implements Engine {
   static async create(model: CompiledModel, options: OnnxEngineOptions = {}): Promise<OnnxEngine> {
     checkOptions(options);
     const ort = await importOrt();
-    const graph = buildScoringGraph(model);
-    const { session, device, fallbackReason } = await createSession(ort, graph, options);
+    const tableBytes = 4 * 4 * model.features.length * model.hypotheses;
+    const { session, device, fallbackReason } =
+      tableBytes > (options.externalTablesAboveBytes ?? EXTERNAL_TABLES_ABOVE_BYTES)
+        ? await createSessionFromFiles(ort, model, options)
+        : await createSession(ort, buildScoringGraph(model), options);
     const info: EngineInfo = {
       kind: 'onnxruntime',
       device,
@@ -305,6 +358,10 @@ function checkOptions(options: OnnxEngineOptions): void {
   const window = options.batchWindowMs;
   if (window !== undefined && !(Number.isFinite(window) && window >= 0)) {
     throw new RangeError(`batchWindowMs must be a number >= 0, not ${window}`);
+  }
+  const external = options.externalTablesAboveBytes;
+  if (external !== undefined && !(Number.isFinite(external) && external >= 0)) {
+    throw new RangeError(`externalTablesAboveBytes must be a number >= 0, not ${external}`);
   }
 }
 

@@ -30,6 +30,11 @@ import type { CompiledModel } from './model.js';
  * The tables are float32 here (float64 in the reference). The kit's encoder writes the graph and its
  * small constants; the four [F, H] tables are appended as raw bytes (`tableInitializers`), so a base
  * of a million table cells is encoded in milliseconds rather than by the encoder's per-byte arrays.
+ *
+ * A protobuf message cannot exceed 2 GiB, which four [F, H] tables pass at about 134 million cells
+ * (the whole HPO import merged with the primary-care base is 12,706 x 11,355). `buildScoringGraphFiles`
+ * writes the same graph with the tables as ONNX external data: each table's TensorProto names a
+ * file, an offset and a length, and the bytes go in that file beside the model.
  */
 
 export const GRAPH_INPUTS = { present: 'present', absent: 'absent' } as const;
@@ -39,6 +44,40 @@ export const OPSET = 17;
 const LN2 = Math.LN2;
 
 export function buildScoringGraph(model: CompiledModel): Uint8Array {
+  const { head, tables, dims } = scoringGraphParts(model);
+  return appendToGraph(head, tableInitializers(tables, dims));
+}
+
+/** Alignment of each table in the external data file (a page, so the file can be memory-mapped). */
+export const EXTERNAL_TABLE_ALIGNMENT = 4096;
+
+/**
+ * The same graph with its four tables as external data in `location` (a file name, resolved beside
+ * the model file): the model bytes, and the tables' bytes to write at their offsets (`offset`
+ * ascending, each aligned to `EXTERNAL_TABLE_ALIGNMENT`; zeros between).
+ */
+export function buildScoringGraphFiles(
+  model: CompiledModel,
+  location: string,
+): { model: Uint8Array; tables: { offset: number; bytes: Buffer }[] } {
+  const { head, tables, dims } = scoringGraphParts(model);
+  const placed: { offset: number; bytes: Buffer }[] = [];
+  const fields: Buffer[] = [];
+  let offset = 0;
+  for (const [name, values] of tables) {
+    const bytes = float32Bytes(values);
+    placed.push({ offset, bytes });
+    fields.push(externalTableInitializer(name, dims, location, offset, bytes.length));
+    offset += Math.ceil(bytes.length / EXTERNAL_TABLE_ALIGNMENT) * EXTERNAL_TABLE_ALIGNMENT;
+  }
+  return { model: appendToGraph(head, Buffer.concat(fields)), tables: placed };
+}
+
+function scoringGraphParts(model: CompiledModel): {
+  head: Uint8Array;
+  tables: [string, Float64Array][];
+  dims: number[];
+} {
   const F = model.features.length;
   const H = model.hypotheses;
   const scalar = (name: string, value: number): TensorSpec => ({
@@ -113,7 +152,41 @@ export function buildScoringGraph(model: CompiledModel): Uint8Array {
       ],
     },
   });
-  return appendToGraph(head, tableInitializers(tables, [F, H]));
+  return { head, tables, dims: [F, H] };
+}
+
+/** Little-endian float32 bytes of a table. */
+function float32Bytes(values: Float64Array): Buffer {
+  const raw = Buffer.alloc(values.length * 4);
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+  return raw;
+}
+
+/**
+ * A GraphProto `initializer` field (5) whose TensorProto keeps its data outside the model:
+ * dims (1), data_type (2), name (8), external_data (13: StringStringEntryProto { key (1), value
+ * (2) } for location, offset and length) and data_location (14) = EXTERNAL (1).
+ */
+function externalTableInitializer(
+  name: string,
+  dims: readonly number[],
+  location: string,
+  offset: number,
+  length: number,
+): Buffer {
+  const entry = (key: string, value: string) =>
+    bytesField(13, [...bytesField(1, key), ...bytesField(2, value)]);
+  const tensor = [
+    ...dims.flatMap((d) => intField(1, d)),
+    ...intField(2, ELEM.FLOAT),
+    ...bytesField(8, name),
+    ...entry('location', location),
+    ...entry('offset', String(offset)),
+    ...entry('length', String(length)),
+    ...intField(14, 1),
+  ];
+  return Buffer.from(bytesField(5, tensor));
 }
 
 /**
@@ -127,9 +200,7 @@ export function tableInitializers(
 ): Buffer {
   return Buffer.concat(
     tables.map(([name, values]) => {
-      const raw = Buffer.alloc(values.length * 4);
-      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-      values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+      const raw = float32Bytes(values);
       const header = [
         ...dims.flatMap((d) => intField(1, d)),
         ...intField(2, ELEM.FLOAT),
