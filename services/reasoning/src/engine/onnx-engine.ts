@@ -147,7 +147,10 @@ async function createSessionFromFiles(
     const files = buildScoringGraphFiles(model, 'tables.bin');
     const out = await open(join(dir, 'tables.bin'), 'w');
     try {
-      for (const { offset, bytes } of files.tables) await out.write(bytes, 0, bytes.length, offset);
+      for (const table of files.tables) {
+        const bytes = table.bytes();
+        await out.write(bytes, 0, bytes.length, table.offset);
+      }
     } finally {
       await out.close();
     }

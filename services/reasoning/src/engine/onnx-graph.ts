@@ -53,22 +53,23 @@ export const EXTERNAL_TABLE_ALIGNMENT = 4096;
 
 /**
  * The same graph with its four tables as external data in `location` (a file name, resolved beside
- * the model file): the model bytes, and the tables' bytes to write at their offsets (`offset`
- * ascending, each aligned to `EXTERNAL_TABLE_ALIGNMENT`; zeros between).
+ * the model file): the model bytes, and where each table goes in that file (`offset` ascending, each
+ * aligned to `EXTERNAL_TABLE_ALIGNMENT`; zeros between) with a function that makes its bytes, so a
+ * writer holds one table's float32 copy at a time.
  */
 export function buildScoringGraphFiles(
   model: CompiledModel,
   location: string,
-): { model: Uint8Array; tables: { offset: number; bytes: Buffer }[] } {
+): { model: Uint8Array; tables: { offset: number; length: number; bytes: () => Buffer }[] } {
   const { head, tables, dims } = scoringGraphParts(model);
-  const placed: { offset: number; bytes: Buffer }[] = [];
+  const placed: { offset: number; length: number; bytes: () => Buffer }[] = [];
   const fields: Buffer[] = [];
   let offset = 0;
   for (const [name, values] of tables) {
-    const bytes = float32Bytes(values);
-    placed.push({ offset, bytes });
-    fields.push(externalTableInitializer(name, dims, location, offset, bytes.length));
-    offset += Math.ceil(bytes.length / EXTERNAL_TABLE_ALIGNMENT) * EXTERNAL_TABLE_ALIGNMENT;
+    const length = values.length * 4;
+    placed.push({ offset, length, bytes: () => float32Bytes(values) });
+    fields.push(externalTableInitializer(name, dims, location, offset, length));
+    offset += Math.ceil(length / EXTERNAL_TABLE_ALIGNMENT) * EXTERNAL_TABLE_ALIGNMENT;
   }
   return { model: appendToGraph(head, Buffer.concat(fields)), tables: placed };
 }
