@@ -35,6 +35,7 @@ const SCORABLE = [
   'ischaemic_stroke',
   'leptospirosis',
   'malaria',
+  'measles',
   'migraine',
   'pneumonia',
   'pulmonary_embolism',
@@ -43,8 +44,8 @@ const SCORABLE = [
   'typhoid_fever',
 ];
 const UNIFORM_PRIOR = 'primary-care-uniform-prior';
-/** The declared even share: "none of these" keeps 0.05, the 26 conditions share 0.95 (rounded down). */
-const SHARE = 0.0365;
+/** The declared even share: "none of these" keeps 0.05, the 27 conditions share 0.95 (rounded down). */
+const SHARE = 0.0351;
 const LEAK_DEFAULT = 'primary-care-leak-default';
 /**
  * The findings with their own leak (README "Leak"), every other finding keeping the default.
@@ -247,6 +248,64 @@ const ROUND_8 = [
     as_given: 'all (52 of 52)',
   },
 ];
+/**
+ * Version 0.10.0 (curation round 9): measles gets its third to seventh links from one table of
+ * laboratory-confirmed cases and becomes scorable; hepatitis A gets anorexia and fever from an
+ * abstract that prints them apart (CURATION.md round 9).
+ */
+const MEASLES_TABLE_SOURCE = 'hagan-2017-measles-mongolia-adults';
+const HEPATITIS_A_ROUND_9_SOURCE = 'lee-2008-hepatitis-a-seoul-gyeonggi-222';
+const ROUND_9 = [
+  {
+    condition: 'measles',
+    feature: 'cough',
+    probability: 0.7,
+    source: MEASLES_TABLE_SOURCE,
+    as_given: '87 (70%)',
+  },
+  {
+    condition: 'measles',
+    feature: 'conjunctival_injection',
+    probability: 0.48,
+    source: MEASLES_TABLE_SOURCE,
+    as_given: '60 (48%)',
+  },
+  {
+    condition: 'measles',
+    feature: 'rhinorrhea',
+    probability: 0.45,
+    source: MEASLES_TABLE_SOURCE,
+    as_given: '56 (45%)',
+  },
+  {
+    condition: 'measles',
+    feature: 'headache',
+    probability: 0.83,
+    source: MEASLES_TABLE_SOURCE,
+    as_given: '103 (83%)',
+  },
+  {
+    condition: 'measles',
+    feature: 'confusion',
+    probability: 0.12,
+    source: MEASLES_TABLE_SOURCE,
+    as_given: '15 (12%)',
+  },
+  {
+    condition: 'hepatitis_a',
+    feature: 'anorexia',
+    probability: 0.664,
+    source: HEPATITIS_A_ROUND_9_SOURCE,
+    as_given: '66.4%',
+  },
+  {
+    condition: 'hepatitis_a',
+    feature: 'fever',
+    probability: 0.477,
+    source: HEPATITIS_A_ROUND_9_SOURCE,
+    as_given: '47.7%',
+  },
+];
 /** Findings the extractor knows that no condition links yet (CURATION.md rounds 6 and 7 say why each). */
 const UNLINKED_FEATURES = [
   'elevated_jugular_venous_pressure',
@@ -279,19 +338,17 @@ describe('the shipped primary-care base', () => {
     for (const id of SCORABLE) {
       expect(knowledgeBase.links.filter((l) => l.condition === id).length).toBeGreaterThanOrEqual(3);
     }
-    // Round 7: acute pyelonephritis, whose 2 links waited since round 3, has 4 and is scored. Round 8:
-    // measles's 2 links wait for a third (the loader drops only links of conditions without a prior).
+    // Round 7: acute pyelonephritis, whose 2 links waited since round 3, has 4 and is scored. Round 8
+    // gave measles 2 links that waited; round 9 gave it 5 more, so no link waits and measles is scored
+    // (the loader drops only links of conditions without a prior).
     const doc = await readKbDocument(PRIMARY_CARE);
     expect(doc.links.filter((l) => l.condition === 'acute_pyelonephritis')).toHaveLength(4);
     const waiting = doc.links.filter((l) => !SCORABLE.includes(l.condition));
-    expect(waiting.map((l) => `${l.condition}:${l.feature}`).sort()).toEqual([
-      'measles:fever',
-      'measles:rash',
-    ]);
-    expect(report.links.dropped).toBe(waiting.length);
-    expect(report.links.used).toBe(report.links.defined - waiting.length);
+    expect(waiting).toEqual([]);
+    expect(report.links.dropped).toBe(0);
+    expect(report.links.used).toBe(report.links.defined);
     expect(report.links.defined).toBe(doc.links.length);
-    expect(knowledgeBase.links.some((l) => l.condition === 'measles')).toBe(false);
+    expect(knowledgeBase.links.filter((l) => l.condition === 'measles')).toHaveLength(7);
     // Priors are the declared even share of 0.95 (a modelling choice); the rest is "none of these".
     expect(knowledgeBase.conditions.every((c) => c.prior === SHARE)).toBe(true);
     expect(SHARE).toBe(Math.floor((0.95 / SCORABLE.length) * 1e4) / 1e4);
@@ -464,10 +521,11 @@ describe('the shipped primary-care base', () => {
       expect(sources.get(expected.source)?.kind).toBe('cohort');
       expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
     }
-    // Each of the round's sources gives only these links, and the three conditions have no other.
+    // Each of the round's sources gives only these links, and gastroenteritis and GERD have no other
+    // (hepatitis A and measles got more in round 9).
     const roundSources = new Set(ROUND_8.map((l) => l.source));
     expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_8.length);
-    for (const id of ['hepatitis_a', 'infectious_gastroenteritis', 'gerd', 'measles']) {
+    for (const id of ['infectious_gastroenteritis', 'gerd']) {
       expect(doc.links.filter((l) => l.condition === id).every((l) => roundSources.has(l.source!))).toBe(
         true,
       );
@@ -478,11 +536,47 @@ describe('the shipped primary-care base', () => {
     expect(mean(80.8, 87.5)).toBe(0.8415);
     expect(mean(69.2, 81.3)).toBe(0.7525);
     // Figures that merge findings ("anorexia, nausea or vomiting", "fever and chills") were not split:
-    // hepatitis A links no nausea, vomiting, anorexia, fever or chills; GERD no heartburn (the
-    // entry criterion of its cohort, and the one source printing its share names no authors).
-    const hepA = doc.links.filter((l) => l.condition === 'hepatitis_a').map((l) => l.feature);
-    for (const f of ['nausea', 'vomiting', 'anorexia', 'fever', 'chills']) expect(hepA).not.toContain(f);
+    // no hepatitis A link comes from them (anorexia and fever came in round 9 from a source printing
+    // them apart); GERD links no heartburn (the entry criterion of its cohort, and the one source
+    // printing its share names no authors, journal or year: rounds 8 and 9).
+    const hepA = doc.links.filter((l) => l.condition === 'hepatitis_a');
+    for (const f of ['nausea', 'vomiting', 'chills']) expect(hepA.map((l) => l.feature)).not.toContain(f);
+    for (const f of ['anorexia', 'fever']) {
+      expect(hepA.find((l) => l.feature === f)?.source).toBe(HEPATITIS_A_ROUND_9_SOURCE);
+    }
     expect(doc.links.some((l) => l.condition === 'gerd' && l.feature === 'heartburn')).toBe(false);
+  });
+
+  it('makes measles scorable from a table of laboratory-confirmed cases and gives hepatitis A anorexia and fever (round 9)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    for (const expected of ROUND_9) {
+      const l = doc.links.find((x) => x.condition === expected.condition && x.feature === expected.feature);
+      expect(l).toMatchObject(expected);
+      expect(sources.get(expected.source)?.kind).toBe('cohort');
+      expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
+    }
+    const roundSources = new Set(ROUND_9.map((l) => l.source));
+    expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_9.length);
+    // The measles values are the table's printed percentages of its 124 laboratory-confirmed cases.
+    const measles = doc.links.filter((l) => l.source === MEASLES_TABLE_SOURCE);
+    for (const l of measles) {
+      expect(l.locator).toContain('Laboratory-Confirmed Measles');
+      expect(l.locator).toContain('N = 124');
+      const [n, pct] = l
+        .as_given!.match(/^(\d+) \((\d+)%\)$/)!
+        .slice(1)
+        .map(Number);
+      expect(l.probability).toBe(pct! / 100);
+      expect(Math.round((n! / 124) * 100)).toBe(pct);
+    }
+    expect(sources.get(MEASLES_TABLE_SOURCE)?.citation).toContain('doi:10.1093/infdis/jix449');
+    // Lee et al.'s fatigue and abdominal discomfort were not taken: Eun et al.'s stay the only ones.
+    for (const f of ['fatigue', 'abdominal_pain']) {
+      expect(
+        doc.links.filter((l) => l.condition === 'hepatitis_a' && l.feature === f).map((l) => l.source),
+      ).toEqual([HEPATITIS_A_SOURCE]);
+    }
   });
 
   it('leaves unlinked exactly the findings no returned source gave a number for (README "State")', async () => {
@@ -548,11 +642,11 @@ describe('the shipped primary-care base', () => {
     expect(result.knowledgeBase.conditions.map((c) => c.id).sort()).toEqual(
       [...SCORABLE, 'streptococcal_pharyngitis'].sort(),
     );
-    // Only measles's 2 waiting links stay dropped; the 3 new ones are used.
-    expect(result.report.links.dropped).toBe(2);
+    // No link is dropped (measles is scored since round 9); the 3 new ones are used.
+    expect(result.report.links.dropped).toBe(0);
     expect(result.report.priorSum).toBeCloseTo(SHARE * SCORABLE.length + 0.01, 10);
-    // The 26 shares leave 0.051 for "none of these": a prior that takes all of it is refused.
-    expect(SCORABLE).toHaveLength(26);
+    // The 27 shares leave 0.0523 for "none of these": a prior that takes all of it is refused.
+    expect(SCORABLE).toHaveLength(27);
     expect(withPrior(0.06).problems.map((p) => p.code)).toContain('prior-sum');
   });
 
