@@ -54,7 +54,7 @@ describe('compileModel', () => {
     expect(Math.exp(model.logPrior[4]!)).toBeCloseTo(0.5, 12);
     expect(Math.exp(model.logPrior[0]!)).toBeCloseTo(0.2, 12);
     const i = model.featureIndex.get('syn-spot')! * H;
-    expect(model.logAbsent[i]).toBeCloseTo(Math.log(0.1), 12);
+    expect(model.llrAbsent[i]).toBeCloseTo(Math.log(0.1 / 0.98), 12);
     expect(model.llrPresent[i]).toBeCloseTo(Math.log(0.9 / 0.02), 12);
     expect(model.llrPresent[i + 4]).toBe(0);
     expect(model.version).toBe('synthetic-kb@1+nb-leak+alpha=1');
