@@ -50,8 +50,8 @@ export {
   GRAPH_OUTPUTS,
   OPSET,
 } from './onnx-graph.js';
+export { EXTERNAL_TABLES_ABOVE_BYTES } from './onnx-session.js';
 export {
-  EXTERNAL_TABLES_ABOVE_BYTES,
   loadEngine,
   OnnxEngine,
   type ExecutionDevice,

@@ -1,12 +1,10 @@
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EngineResult, Finding } from '../domain/types.js';
 import { EngineUnavailableError } from './errors.js';
 import { encodeFindings, type Evidence } from './evidence.js';
 import type { CompiledModel } from './model.js';
-import { buildScoringGraph, buildScoringGraphFiles, GRAPH_INPUTS, GRAPH_OUTPUTS } from './onnx-graph.js';
+import { GRAPH_INPUTS, GRAPH_OUTPUTS } from './onnx-graph.js';
+import { importOrt, message, openSession, type Ort, type Session } from './onnx-session.js';
 import { ReferenceEngine } from './reference.js';
 import { buildResult, type Engine, type EngineInfo, type EngineStats, type ResultOptions } from './result.js';
 
@@ -25,9 +23,6 @@ import { buildResult, type Engine, type EngineInfo, type EngineStats, type Resul
  * Deterministic: the same findings give the same bits, alone or batched with others (each row of
  * the graph's products is computed on its own; the batching test checks it).
  */
-
-type Ort = typeof import('onnxruntime-node');
-type Session = import('onnxruntime-node').InferenceSession;
 
 export type ExecutionDevice = 'auto' | 'cpu' | 'cuda';
 
@@ -51,15 +46,12 @@ export interface OnnxEngineOptions extends ResultOptions {
   /**
    * Above this many bytes of float32 tables (four [F, H] tables), the graph is written to a
    * temporary directory with its tables as ONNX external data and loaded from there (a protobuf
-   * message cannot exceed 2 GiB). Default `EXTERNAL_TABLES_ABOVE_BYTES`.
+   * message cannot exceed 2 GiB). Default `EXTERNAL_TABLES_ABOVE_BYTES` (onnx-session.ts).
    */
   readonly externalTablesAboveBytes?: number;
   /** Where that temporary directory is made (default the OS's temporary directory). */
   readonly tempDir?: string;
 }
-
-/** 1 GiB: well under protobuf's 2 GiB, so the inline graph never meets the limit. */
-export const EXTERNAL_TABLES_ABOVE_BYTES = 2 ** 30;
 
 /** One run's raw outputs, row-major: llr and posterior [batch, H], gain [batch, F]. */
 export interface RawScores {
@@ -74,96 +66,6 @@ interface Pending {
   readonly options: ResultOptions | undefined;
   readonly resolve: (result: EngineResult) => void;
   readonly reject: (error: Error) => void;
-}
-
-async function importOrt(): Promise<Ort> {
-  try {
-    const module = (await import('onnxruntime-node')) as Ort & { default?: Ort };
-    return module.default ?? module;
-  } catch (error) {
-    throw new EngineUnavailableError(`onnxruntime-node cannot load: ${message(error)}`, { cause: error });
-  }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-async function createSession(
-  ort: Ort,
-  graph: Uint8Array | string,
-  options: OnnxEngineOptions,
-): Promise<{ session: Session; device: string; fallbackReason?: string }> {
-  const requested = options.device ?? 'cpu';
-  const base: import('onnxruntime-node').InferenceSession.SessionOptions = {
-    intraOpNumThreads: options.threads ?? 1,
-    interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-  };
-  // The model's bytes, or the path of a model file whose tables are external data beside it.
-  const load = (sessionOptions: import('onnxruntime-node').InferenceSession.SessionOptions) =>
-    typeof graph === 'string'
-      ? ort.InferenceSession.create(graph, sessionOptions)
-      : ort.InferenceSession.create(graph, sessionOptions);
-  let fallbackReason: string | undefined;
-  if (requested === 'cuda' || (requested === 'auto' && options.gpuAvailable === true)) {
-    const deviceId = options.cudaDeviceId ?? 0;
-    try {
-      const session = await load({
-        ...base,
-        executionProviders: [{ name: 'cuda', deviceId }],
-      });
-      return { session, device: `cuda:${String(deviceId)}` };
-    } catch (error) {
-      if (requested === 'cuda') {
-        throw new EngineUnavailableError(
-          `the CUDA execution provider is not usable (${message(error)}); ` +
-            'install onnxruntime-node with its CUDA provider libraries or configure the cpu device',
-          { cause: error },
-        );
-      }
-      fallbackReason = `CUDA execution provider not usable, running on CPU: ${message(error)}`;
-    }
-  } else if (requested === 'auto') {
-    fallbackReason = 'no GPU visible, running on CPU';
-  }
-  const session = await load({ ...base, executionProviders: ['cpu'] });
-  return { session, device: 'cpu', ...(fallbackReason === undefined ? {} : { fallbackReason }) };
-}
-
-/**
- * The graph and its tables written to a private temporary directory, the session opened from the
- * model file (onnxruntime reads the tables while it loads), the directory removed after.
- */
-async function createSessionFromFiles(
-  ort: Ort,
-  model: CompiledModel,
-  options: OnnxEngineOptions,
-): Promise<{ session: Session; device: string; fallbackReason?: string }> {
-  let dir: string | undefined;
-  try {
-    dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'reasoning-graph-'));
-    const files = buildScoringGraphFiles(model, 'tables.bin');
-    const out = await open(join(dir, 'tables.bin'), 'w');
-    try {
-      for (const table of files.tables) {
-        const bytes = table.bytes();
-        await out.write(bytes, 0, bytes.length, table.offset);
-      }
-    } finally {
-      await out.close();
-    }
-    await writeFile(join(dir, 'model.onnx'), files.model);
-    return await createSession(ort, join(dir, 'model.onnx'), options);
-  } catch (error) {
-    if (error instanceof EngineUnavailableError) throw error;
-    throw new EngineUnavailableError(`the scoring graph could not be written or loaded: ${message(error)}`, {
-      cause: error,
-    });
-  } finally {
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  }
 }
 
 export class OnnxEngine implements Engine {
@@ -191,11 +93,7 @@ export class OnnxEngine implements Engine {
   static async create(model: CompiledModel, options: OnnxEngineOptions = {}): Promise<OnnxEngine> {
     checkOptions(options);
     const ort = await importOrt();
-    const tableBytes = 4 * 4 * model.features.length * model.hypotheses;
-    const { session, device, fallbackReason } =
-      tableBytes > (options.externalTablesAboveBytes ?? EXTERNAL_TABLES_ABOVE_BYTES)
-        ? await createSessionFromFiles(ort, model, options)
-        : await createSession(ort, buildScoringGraph(model), options);
+    const { session, device, fallbackReason } = await openSession(ort, model, options);
     const info: EngineInfo = {
       kind: 'onnxruntime',
       device,
