@@ -68,14 +68,7 @@ export function sexDrafts(text: FoldedText): Draft[] {
     // A number just before makes "nam" the diacritic-free "năm" (year), unless it is an age.
     const ageBefore = /\d{1,3}\s?-?\s?tuoi\s?,?\s?$/u.test(before);
     if (/\d\s?$/u.test(before) && !ageBefore) continue;
-    if (
-      SEX_LABEL_BEFORE.test(before) ||
-      SUBJECT_BEFORE.test(before) ||
-      ageBefore ||
-      AGE_AFTER.test(after) ||
-      CLAUSE_START_BEFORE.test(before)
-    )
-      accept(m.index, m.index + m[0].length, word);
+    if (sexWordInContext(before, after, ageBefore)) accept(m.index, m.index + m[0].length, word);
   }
   for (const m of f.matchAll(SEX_CHILD_VI)) {
     const word = m[1] ?? '';
@@ -94,16 +87,23 @@ export function sexDrafts(text: FoldedText): Draft[] {
       if (ageBefore || SEX_LABEL_BEFORE.test(before)) accept(m.index, m.index + 1, word);
       continue;
     }
-    if (
-      SEX_LABEL_BEFORE.test(before) ||
-      SUBJECT_BEFORE.test(before) ||
-      ageBefore ||
-      AGE_AFTER.test(after) ||
-      CLAUSE_START_BEFORE.test(before)
-    )
-      accept(m.index, m.index + m[0].length, word);
+    if (sexWordInContext(before, after, ageBefore)) accept(m.index, m.index + m[0].length, word);
   }
   return drafts;
+}
+
+/**
+ * Whether a sex word reads as the patient's sex where it stands: after a label ("giới:", "sex:"), a
+ * subject ("bệnh nhân", "a"), an age, at a clause start, or before an age.
+ */
+function sexWordInContext(before: string, after: string, ageBefore: boolean): boolean {
+  return (
+    SEX_LABEL_BEFORE.test(before) ||
+    SUBJECT_BEFORE.test(before) ||
+    ageBefore ||
+    AGE_AFTER.test(after) ||
+    CLAUSE_START_BEFORE.test(before)
+  );
 }
 
 const UNIT_ALT = Object.keys(DURATION_UNITS)
