@@ -65,6 +65,19 @@ function kubectlOk(args: string[], input?: string): string {
 /** `kubectl get … -o json`, parsed (the caller states the shape it reads). */
 const jsonOf = (args: string[]): unknown => JSON.parse(kubectlOk([...args, '-o', 'json']));
 
+/** A merge patch of one suite's `spec.services`, as a user would `kubectl patch` it. */
+const patchServices = (ns: string, name: string, services: Record<string, unknown>): string =>
+  kubectlOk([
+    'patch',
+    'clinicalsuite',
+    name,
+    '-n',
+    ns,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { services } }),
+  ]);
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -407,16 +420,7 @@ function readyMessage(ns: string, name: string): string {
 
       // A concurrency change rolls that service only.
       const generations = deploymentGenerations(ns);
-      kubectlOk([
-        'patch',
-        'clinicalsuite',
-        name,
-        '-n',
-        ns,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { services: { [rolled.key]: { concurrency: 7 } } } }),
-      ]);
+      patchServices(ns, name, { [rolled.key]: { concurrency: 7 } });
       await eventually(`${rolled.deployment} to roll`, () => {
         const now = deploymentGenerations(ns);
         return now[rolled.deployment] !== generations[rolled.deployment] ? now : undefined;
@@ -431,16 +435,7 @@ function readyMessage(ns: string, name: string): string {
       expect(cm.data['MAX_CONCURRENCY']).toBe('7');
 
       // Disabling a service removes its objects.
-      kubectlOk([
-        'patch',
-        'clinicalsuite',
-        name,
-        '-n',
-        ns,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { services: { [disabled.key]: { enabled: false } } } }),
-      ]);
+      patchServices(ns, name, { [disabled.key]: { enabled: false } });
       await eventually(`the ${disabled.key} objects to go`, () =>
         kubectl(['get', 'deployment,service,configmap', disabled.deployment, '-n', ns]).code !== 0
           ? true
@@ -653,16 +648,7 @@ function readyMessage(ns: string, name: string): string {
       expect(claim.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
 
       // Disabling the service removes its workload, not its data.
-      kubectlOk([
-        'patch',
-        'clinicalsuite',
-        'store',
-        '-n',
-        ns,
-        '--type=merge',
-        '-p',
-        '{"spec":{"services":{"taskAgent":{"enabled":false}}}}',
-      ]);
+      patchServices(ns, 'store', { taskAgent: { enabled: false } });
       await eventually('the task agent Deployment to go', () =>
         kubectl(['get', 'deployment', 'store-task-agent', '-n', ns]).code !== 0 ? true : undefined,
       );

@@ -364,38 +364,23 @@ export async function runLoad(options: {
   );
   add('taskAgent', () => status(fetch(url('taskAgent', '/api/v1/tasks'))));
   // Task proxy: a sign-in, a wrong password, an action without a session.
-  add('taskProxy', () =>
+  const proxyForm = (path: string, form: Record<string, string>) =>
     status(
-      fetch(url('taskProxy', '/login.php'), {
+      fetch(url('taskProxy', path), {
         method: 'POST',
-        body: new URLSearchParams({
-          username: tokens['TASK_PROXY_USER'] ?? 'admin',
-          password: tokens['TASK_PROXY_PASSWORD'] ?? '',
-        }),
+        body: new URLSearchParams(form),
         redirect: 'manual',
         signal: AbortSignal.timeout(10_000),
       }),
-    ),
-  );
+    );
   add('taskProxy', () =>
-    status(
-      fetch(url('taskProxy', '/login.php'), {
-        method: 'POST',
-        body: new URLSearchParams({ username: 'admin', password: 'wrong' }),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(10_000),
-      }),
-    ),
+    proxyForm('/login.php', {
+      username: tokens['TASK_PROXY_USER'] ?? 'admin',
+      password: tokens['TASK_PROXY_PASSWORD'] ?? '',
+    }),
   );
-  add('taskProxy', () =>
-    status(
-      fetch(url('taskProxy', '/api/agent_proxy.php'), {
-        method: 'POST',
-        body: new URLSearchParams({ action: 'list_tasks' }),
-        signal: AbortSignal.timeout(10_000),
-      }),
-    ),
-  );
+  add('taskProxy', () => proxyForm('/login.php', { username: 'admin', password: 'wrong' }));
+  add('taskProxy', () => proxyForm('/api/agent_proxy.php', { action: 'list_tasks' }));
   // Sub-services.
   add('stt', () => status(fetch(url('stt', '/transcribe'), multipart({ file: wav, language: 'en' }))));
   add('stt', () => status(fetch(url('stt', '/transcribe'), multipart({ language: 'en' }))));

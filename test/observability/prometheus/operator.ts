@@ -18,7 +18,7 @@ import {
   missingBinaries,
   readVersions,
 } from '../../../operator/src/dev/cluster/layout.js';
-import { freePort } from './server.js';
+import { freePort } from '../../kit/helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const OPERATOR = join(REPO, 'operator', 'dist', 'main.js');

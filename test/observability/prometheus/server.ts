@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../kit/helpers.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,17 +20,6 @@ export function prometheusMissing(): string | null {
   const r = spawnSync(PROMETHEUS_BIN, ['--version'], { encoding: 'utf8' });
   if (r.status !== 0) return `${PROMETHEUS_BIN} --version failed: ${r.stderr || r.error?.message}`;
   return null;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** One scrape job: static targets (`host:port`) with static labels, as prometheus.yml writes it. */

@@ -28,11 +28,15 @@ import { ensureTinyLlamaGguf } from '../../fixtures/models/tiny-llama-gguf.js';
 import { ensureTinyMtmdGguf } from '../../fixtures/models/tiny-mtmd-gguf.js';
 import { fixture as gpuFixture } from '../../kit/gpu/helpers.js';
 import { findLlamaServer } from '../../medllm/helpers.js';
-import { freePort } from './server.js';
-import { freeBasePort, parseTables, type TableRow } from '../../operator/local/runner-harness.js';
+import { freePort } from '../../kit/helpers.js';
+import {
+  freeBasePort,
+  parseTables,
+  RUNNER_MAIN,
+  type TableRow,
+} from '../../operator/local/runner-harness.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-export const RUNNER_MAIN = join(REPO, 'operator', 'dist', 'local', 'main.js');
 export const CACHE_HOME = process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite');
 export const GPU_FIXTURE = 'h200-real-capture.txt';
 /** The labels the local scrape config gives every target, as the ServiceMonitor and prometheus-operator do on Kubernetes. */
