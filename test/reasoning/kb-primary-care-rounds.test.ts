@@ -1,4 +1,4 @@
-// The links that curation rounds 6-9 added to the shipped primary-care base, each pinned as its
+// The links that curation rounds 6-10 added to the shipped primary-care base, each pinned as its
 // source prints it (CURATION.md gives the query, the returned text and the decision for each).
 // The base's structure, priors, leaks and merging are tested in kb-primary-care.test.ts.
 import { fileURLToPath } from 'node:url';
@@ -239,7 +239,64 @@ const ROUND_9 = [
     as_given: '47.7%',
   },
 ];
-describe('the shipped primary-care base, links of curation rounds 6-9', () => {
+/**
+ * Version 0.11.0 (curation round 10): streptococcal pharyngitis becomes scorable from the pooled
+ * sensitivities of a systematic review (the share of culture-positive patients with each finding);
+ * Murphy's sign, urinary urgency and nasal congestion, linked to no condition before, get one link each.
+ */
+const STREP_REVIEW_SOURCE = 'aalbers-2011-gabhs-pharyngitis-adults-review';
+const ROUND_10 = [
+  {
+    condition: 'streptococcal_pharyngitis',
+    feature: 'fever',
+    probability: 0.5,
+    source: STREP_REVIEW_SOURCE,
+    as_given: 'sensitivity 0.50 (0.39 to 0.62)',
+  },
+  {
+    condition: 'streptococcal_pharyngitis',
+    feature: 'pharyngeal_exudate',
+    probability: 0.57,
+    source: STREP_REVIEW_SOURCE,
+    as_given: 'sensitivity 0.57 (0.44 to 0.70)',
+  },
+  {
+    condition: 'streptococcal_pharyngitis',
+    feature: 'lymphadenopathy',
+    probability: 0.65,
+    source: STREP_REVIEW_SOURCE,
+    as_given: 'sensitivity 0.65 (0.55 to 0.74)',
+  },
+  {
+    condition: 'streptococcal_pharyngitis',
+    feature: 'cough',
+    probability: 0.26,
+    source: STREP_REVIEW_SOURCE,
+    as_given: 'absence of cough: sensitivity 0.74 (0.68 to 0.79)',
+  },
+  {
+    condition: 'acute_cholecystitis',
+    feature: 'positive_murphy_sign',
+    probability: 0.8966,
+    source: 'singer-1996-cholecystitis-hbs-stony-brook',
+    as_given: 'absent in 3 (10%) of 29',
+  },
+  {
+    condition: 'acute_cystitis',
+    feature: 'urinary_urgency',
+    probability: 0.62,
+    source: 'giesen-2010-uti-women-symptoms-review',
+    as_given: 'sensitivity 0.62 (0.46 to 0.76)',
+  },
+  {
+    condition: 'influenza',
+    feature: 'nasal_congestion',
+    probability: 0.91,
+    source: 'monto-2000-influenza-ili-zanamivir-trials',
+    as_given: '91% (vs 81% without influenza)',
+  },
+];
+describe('the shipped primary-care base, links of curation rounds 6-10', () => {
   it('links dengue to its classic findings from one confirmed-case table, each value as the table prints it (round 6)', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const hasan = doc.links.filter((l) => l.source === DENGUE_TABLE_SOURCE);
@@ -362,5 +419,37 @@ describe('the shipped primary-care base, links of curation rounds 6-9', () => {
         doc.links.filter((l) => l.condition === 'hepatitis_a' && l.feature === f).map((l) => l.source),
       ).toEqual([HEPATITIS_A_SOURCE]);
     }
+  });
+
+  it('makes streptococcal pharyngitis scorable and links three findings that carried no evidence, each value as its source prints it (round 10)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    for (const expected of ROUND_10) {
+      const l = doc.links.find((x) => x.condition === expected.condition && x.feature === expected.feature);
+      expect(l).toMatchObject(expected);
+      expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
+    }
+    const roundSources = new Set(ROUND_10.map((l) => l.source));
+    expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_10.length);
+    // Streptococcal pharyngitis: four links, all from one review's Table 2 (pooled sensitivity among
+    // culture-positive patients). Three are the printed value; cough is the complement of the
+    // printed "absence of cough", nothing estimated.
+    const strep = doc.links.filter((l) => l.condition === 'streptococcal_pharyngitis');
+    expect(strep.map((l) => l.source)).toEqual(Array(4).fill(STREP_REVIEW_SOURCE));
+    expect(sources.get(STREP_REVIEW_SOURCE)?.kind).toBe('review');
+    expect(sources.get(STREP_REVIEW_SOURCE)?.citation).toContain('doi:10.1186/1741-7015-9-67');
+    for (const l of strep) {
+      expect(l.locator).toMatch(/^Table 2: Summary estimates of sensitivity/);
+      const printed = Number(l.as_given!.match(/sensitivity (0\.\d+)/)![1]);
+      expect(l.probability).toBeCloseTo(l.feature === 'cough' ? 1 - printed : printed, 10);
+    }
+    // Sore throat, the entry criterion of every included study, has no link (no printed value).
+    expect(strep.map((l) => l.feature)).not.toContain('sore_throat');
+    // Murphy's sign: absent in 3 of the 29 confirmed cases in which it was documented.
+    expect(Math.round(((29 - 3) / 29) * 1e4) / 1e4).toBe(ROUND_10[4]!.probability);
+    // Urgency from the >= 10^3 CFU/ml table (Table 3), not the >= 10^2 one (0.67).
+    const urgency = doc.links.find((l) => l.feature === 'urinary_urgency');
+    expect(urgency?.locator).toMatch(/^Table 3: .*10\^3 CFU\/ml/);
+    expect(urgency?.notes).toContain('0.67');
   });
 });
