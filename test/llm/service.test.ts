@@ -151,6 +151,7 @@ describe('a loaded service', () => {
       },
       context_size: 4096,
       threads: 1,
+      uv_threadpool_size: 4,
       slots: { total: 3, in_use: 0, waiting: 0, queue_capacity: 64 },
       gpu: { available: false, device: 'cpu' },
     });

@@ -41,6 +41,12 @@ export type LlmConfig = z.output<typeof llmConfigSchema> & {
   /** MODEL_PATH, or the manifest's `llm` file under MODELS_DIR. */
   readonly modelPath: string;
   readonly threads: number;
+  /**
+   * libuv's thread pool size, as libuv read it when the process started: node-llama-cpp's decode
+   * and sampling steps run there. It cannot be changed from here (the pool exists before the first
+   * line of this service runs): the runner and the operator set UV_THREADPOOL_SIZE=1.
+   */
+  readonly uvThreadpoolSize: number;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -60,5 +66,17 @@ export function loadLlmConfig(source: Env = process.env): LlmConfig {
     ...config,
     modelPath,
     threads: config.THREADS ?? availableParallelism(),
+    uvThreadpoolSize: uvThreadpoolSizeOf(source['UV_THREADPOOL_SIZE']),
   };
+}
+
+/**
+ * libuv's own reading of UV_THREADPOOL_SIZE (`atoi` into an unsigned int): 4 when unset, 1 for 0 or
+ * no number, at most 1024 (a negative number wraps round to the maximum).
+ */
+export function uvThreadpoolSizeOf(value: string | undefined): number {
+  if (value === undefined) return 4;
+  const n = Number.parseInt(value.trim(), 10);
+  if (Number.isNaN(n) || n === 0) return 1;
+  return n < 0 ? 1024 : Math.min(1024, n);
 }

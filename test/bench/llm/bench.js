@@ -12,12 +12,11 @@
 // Targets: service aggregate >= 1.8x its single stream; service throughput >= 0.95x direct
 // node-llama-cpp and >= 0.9x llama-server ("throughput" = aggregate tokens/s at 3 concurrent).
 //
-// Threads: 2 (the service's default: the cores it may use) on a 2-core machine. Which is faster
-// depends on the CPU: on one 2-core VM 2 threads decoded one stream ~1.3x faster than 1; on
-// another (AMD EPYC, 2026-11-26) 1 thread was 1.34x faster, because node-llama-cpp starts its
-// helper threads anew for every decode (see services/llm/README.md, Speed). Try BENCH_THREADS=1.
-// With other work on the cores, 2 threads lose far more (llama.cpp's threads wait on each other),
-// so check the load line and the Go build count.
+// Threads: 2 (the service's default: the cores it may use) on a 2-core machine. The service runs
+// with one libuv pool thread, as the runner and operator start it; with libuv's default 4, one
+// stream decoded 1.6x slower on 2 cores (services/llm/README.md, Speed). The line "libuv thread
+// pool" says what each side had. With other work on the cores, 2 threads lose far more (llama.cpp's
+// threads wait on each other), so check the load line and the Go build count.
 //
 // Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (128), BENCH_ROUNDS (5), BENCH_SINGLE (2 sequential
 // requests a round: ROUNDS x SINGLE TTFT samples), BENCH_BATCHES (1 batch of 3 concurrent a round),
@@ -36,6 +35,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-llama-cpp';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
+import { COMPONENTS } from '@clinicalsuite/operator/api';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
 const MAX_TOKENS = Number(process.env.BENCH_MAX_TOKENS ?? '128');
@@ -58,6 +58,14 @@ const SEQUENCES = CONCURRENCY * 2;
 const TOKEN = 'bench-token-llm';
 const MODEL_ALIAS = 'alpha-2-9b-it';
 const root = new URL('../../../', import.meta.url).pathname;
+// The service is started as the runner and the operator start it: with the catalogue's process
+// variables (UV_THREADPOOL_SIZE=1). In-process node-llama-cpp (`direct`) gets the pool this process
+// started with: `npm run bench:llm` starts it with the same size, unless UV_THREADPOOL_SIZE is set.
+const SERVICE_PROCESS_ENV = COMPONENTS.llm.processEnv ?? {};
+const POOL = {
+  service: SERVICE_PROCESS_ENV.UV_THREADPOOL_SIZE ?? '4 (libuv default)',
+  direct: process.env.UV_THREADPOOL_SIZE ?? '4 (libuv default)',
+};
 const modelPath =
   process.env.MODEL_PATH ?? resolveModelPath(defaultModelsDir(process.env), MODEL_MANIFEST['llm-base']);
 
@@ -301,6 +309,7 @@ async function serviceBackend() {
   const url = `http://127.0.0.1:${port}`;
   const env = {
     ...process.env,
+    ...SERVICE_PROCESS_ENV,
     PORT: String(port),
     HOST: '127.0.0.1',
     API_TOKEN: TOKEN,
@@ -435,6 +444,9 @@ try {
   console.log(
     `  context: service ${CONTEXT_SIZE} x ${CONCURRENCY} sequences, direct ${CONTEXT_SIZE} x ${SEQUENCES} (${CONCURRENCY} in work); ` +
       `llama-server -c ${CONTEXT_SIZE * CONCURRENCY} --parallel ${CONCURRENCY}; chat format ${direct.wrapper} / --chat-template gemma`,
+  );
+  console.log(
+    `  libuv thread pool (UV_THREADPOOL_SIZE): service ${POOL.service}, in-process direct ${POOL.direct}`,
   );
   console.log(
     `  load avg 1/5/15 min: start ${loadAtStart}, end ${loadAtEnd}; go builds running: start ${goAtStart}, end ${goAtEnd}`,

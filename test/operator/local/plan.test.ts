@@ -55,6 +55,7 @@ describe('planLocal', () => {
         LOG_LEVEL: 'info',
         CLINICALSUITE_HOME: '/h',
         EXIT_WITH_PARENT: 'true',
+        UV_THREADPOOL_SIZE: '1',
         MODELS_DIR: '/h/models',
         DATA_DIR: '/h/data/llm',
         MAX_CONCURRENCY: '3',
@@ -298,6 +299,20 @@ describe('planLocal', () => {
     const [bare] = planLocal(suite({ medllm: { enabled: true } }), options);
     expect(bare?.env).not.toHaveProperty('MMPROJ_PATH');
     expect(bare?.extraModels).toEqual([]);
+  });
+
+  it('starts the llm with one libuv pool thread, which the spec’s env may change; no other component gets it', () => {
+    const [llm] = planLocal(suite({ llm: { enabled: true } }), options);
+    expect(llm?.env['UV_THREADPOOL_SIZE']).toBe('1');
+    const [tuned] = planLocal(
+      suite({ llm: { enabled: true, env: [{ name: 'UV_THREADPOOL_SIZE', value: '2' }] } }),
+      options,
+    );
+    expect(tuned?.env['UV_THREADPOOL_SIZE']).toBe('2');
+    const others = planLocal(suite({ agent: { enabled: true }, face: { enabled: true } }), options);
+    for (const p of others.filter((p) => p.component !== 'llm')) {
+      expect(p.env).not.toHaveProperty('UV_THREADPOOL_SIZE');
+    }
   });
 
   it('plans nothing when nothing is enabled', () => {

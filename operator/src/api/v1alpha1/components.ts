@@ -82,6 +82,11 @@ export interface Component {
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
   readonly tokenEnv: readonly string[];
+  /**
+   * Variables its process needs from whoever starts it, because the process cannot set them for
+   * itself (they are read before its code runs). The spec's `env` still wins over them.
+   */
+  readonly processEnv?: Readonly<Record<string, string>>;
   /** Env var through which dependents receive this component's base URL. */
   readonly urlEnv: string;
 }
@@ -100,6 +105,11 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     model: 'llm',
     dependsOn: [],
     tokenEnv: ['API_TOKEN'],
+    // node-llama-cpp runs every decode and every sampling step as a job on libuv's thread pool.
+    // With libuv's default 4 threads those jobs hop between threads and cores; with one, decoding
+    // was 1.6x faster on one stream on 2 cores (services/llm/README.md, Speed). libuv reads it
+    // when the pool starts, and Node's module loader starts it before the service's first line.
+    processEnv: { UV_THREADPOOL_SIZE: '1' },
   },
   agent: {
     title: 'Agent orchestrator',

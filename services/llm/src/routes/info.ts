@@ -59,6 +59,7 @@ export function statusRoute(rt: LlmRuntime, readiness: Readiness, gpu: GpuStatus
         },
         context_size: engine?.contextSize ?? rt.config.CONTEXT_SIZE,
         threads: rt.config.threads,
+        uv_threadpool_size: rt.config.uvThreadpoolSize,
         gpu_layers: d?.gpuLayers ?? rt.config.GPU_LAYERS,
         slots: {
           total: rt.gate.limit,

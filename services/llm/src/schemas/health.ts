@@ -36,6 +36,12 @@ export const StatusSchema = z.object({
   }),
   context_size: z.number().int(),
   threads: z.number().int(),
+  uv_threadpool_size: z
+    .number()
+    .int()
+    .describe(
+      'libuv thread pool size (UV_THREADPOOL_SIZE at start), where each decode and sampling step runs: 1 is fastest; the runner and operator set it',
+    ),
   gpu_layers: z.union([z.number().int(), z.string()]),
   slots: z.object({
     total: z.number().int(),
