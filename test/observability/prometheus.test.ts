@@ -238,6 +238,14 @@ function exposedNames(text: string): Set<string> {
     }
   });
 
+  it('the runner starts the text LLM with one libuv pool thread (the catalogue’s processEnv, seen by the service)', async () => {
+    const res = await fetch(`${suite!.urls.get('llm')}/status`, {
+      headers: { authorization: `Bearer ${suite!.tokens['API_TOKEN']}` },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { uv_threadpool_size: number }).uv_threadpool_size).toBe(1);
+  });
+
   it('every dashboard query parses and returns series; every metric it names is exported', async () => {
     expect(dashboards.length).toBeGreaterThan(0);
     const problems: string[] = [];
