@@ -1,4 +1,4 @@
-// The links that curation rounds 6-10 added to the shipped primary-care base, each pinned as its
+// The links that curation rounds 6-11 added to the shipped primary-care base, each pinned as its
 // source prints it (CURATION.md gives the query, the returned text and the decision for each).
 // The base's structure, priors, leaks and merging are tested in kb-primary-care.test.ts.
 import { fileURLToPath } from 'node:url';
@@ -296,7 +296,22 @@ const ROUND_10 = [
     as_given: '91% (vs 81% without influenza)',
   },
 ];
-describe('the shipped primary-care base, links of curation rounds 6-10', () => {
+/**
+ * Version 0.12.0 (curation round 11): petechiae, linked to no condition before, gets one dengue link:
+ * the count of patients with petechiae among 466 laboratory-confirmed admitted cases (Ashwini Kumar
+ * et al. 2010), divided by that total; the printed 67.2% is of the 125 who bled and is not the link.
+ */
+const PETECHIAE_SOURCE = 'ashwini-kumar-2010-dengue-udupi-466';
+const ROUND_11 = [
+  {
+    condition: 'dengue',
+    feature: 'petechiae',
+    probability: 0.1803,
+    source: PETECHIAE_SOURCE,
+    as_given: 'petechiae 84 (67.2%)',
+  },
+];
+describe('the shipped primary-care base, links of curation rounds 6-11', () => {
   it('links dengue to its classic findings from one confirmed-case table, each value as the table prints it (round 6)', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const hasan = doc.links.filter((l) => l.source === DENGUE_TABLE_SOURCE);
@@ -451,5 +466,28 @@ describe('the shipped primary-care base, links of curation rounds 6-10', () => {
     const urgency = doc.links.find((l) => l.feature === 'urinary_urgency');
     expect(urgency?.locator).toMatch(/^Table 3: .*10\^3 CFU\/ml/);
     expect(urgency?.notes).toContain('0.67');
+  });
+  it('links petechiae to dengue as a count over the confirmed cases, not the printed share of those who bled (round 11)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    for (const expected of ROUND_11) {
+      const l = doc.links.find((x) => x.condition === expected.condition && x.feature === expected.feature);
+      expect(l).toMatchObject(expected);
+      expect(l?.locator).toMatch(/^Abstract, Results: 466 laboratory-confirmed dengue cases/);
+    }
+    expect(doc.links.filter((l) => l.source === PETECHIAE_SOURCE)).toHaveLength(ROUND_11.length);
+    const source = sources.get(PETECHIAE_SOURCE);
+    expect(source?.kind).toBe('cohort');
+    expect(source?.citation).toContain('Indian J Community Med. 2010 Jul;35(3):386-90');
+    expect(source?.citation).toContain('466 laboratory-confirmed');
+    expect(source?.url).toMatch(/^https:\/\//);
+    // 84 patients with petechiae among the 466; the printed 67.2% is 84 of the 125 with any bleeding.
+    expect(Math.round((84 / 466) * 1e4) / 1e4).toBe(ROUND_11[0]!.probability);
+    expect(Math.round((84 / 125) * 1e3) / 10).toBe(67.2);
+    expect(ROUND_11[0]!.probability).not.toBeCloseTo(0.672, 2);
+    // Gum bleeding and epistaxis: no confirmed-case source with a usable citation printed them
+    // (CURATION.md round 11), so dengue still links neither.
+    for (const f of ['gingival_bleeding', 'epistaxis'])
+      expect(doc.links.some((l) => l.feature === f)).toBe(false);
   });
 });

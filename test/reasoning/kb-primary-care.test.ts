@@ -76,15 +76,15 @@ const PER_FEATURE_LEAK = {
 };
 
 /**
- * Findings the extractor knows that no condition links yet (CURATION.md rounds 6 to 10 say why each;
- * round 10 linked pharyngeal exudate, nasal congestion, Murphy's sign and urinary urgency).
+ * Findings the extractor knows that no condition links yet (CURATION.md rounds 6 to 11 say why each;
+ * round 10 linked pharyngeal exudate, nasal congestion, Murphy's sign and urinary urgency, round 11
+ * petechiae).
  */
 const UNLINKED_FEATURES = [
   'elevated_jugular_venous_pressure',
   'epistaxis',
   'gingival_bleeding',
   'heartburn',
-  'petechiae',
   'pleuritic_chest_pain',
 ].sort();
 
