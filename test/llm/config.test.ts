@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { loadLlmConfig, uvThreadpoolSizeOf } from '../../services/llm/src/config.js';
+import { startLlm } from './helpers.js';
 
 describe('the libuv thread pool size the LLM reports', () => {
   it('reads UV_THREADPOOL_SIZE as libuv does', () => {
@@ -20,5 +21,22 @@ describe('the libuv thread pool size the LLM reports', () => {
     const base = { API_TOKEN: 't', MODEL_PATH: '/m.gguf' };
     expect(loadLlmConfig(base).uvThreadpoolSize).toBe(4);
     expect(loadLlmConfig({ ...base, UV_THREADPOOL_SIZE: '1' }).uvThreadpoolSize).toBe(1);
+  });
+});
+
+describe('a service started with another pool size', () => {
+  it('warns at start, naming the variable to set; with 1 it says nothing', async () => {
+    const warning = /start this service with UV_THREADPOOL_SIZE=1/;
+    for (const [size, warns] of [
+      ['4', true],
+      ['1', false],
+    ] as const) {
+      const srv = await startLlm({ UV_THREADPOOL_SIZE: size }, { start: false });
+      try {
+        expect([size, srv.logs.some((l) => warning.test(String(l['msg'])))]).toEqual([size, warns]);
+      } finally {
+        await srv.close();
+      }
+    }
   });
 });
