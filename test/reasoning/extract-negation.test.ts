@@ -44,6 +44,8 @@ describe('negation', () => {
     ['Dengue NS1 âm tính', 'Dengue NS1'],
     ['Sốt: không', 'Sốt'],
     ['Phản ứng màng não (-)', 'Phản ứng màng não'],
+    ['No other symptoms such as cough, fever or rash.', 'rash'],
+    ['No other symptoms like fever', 'fever'],
   ])('"%s": %s is absent', (text, term) => {
     expect(reading(text, term)).toEqual([false, 1]);
   });
@@ -113,6 +115,7 @@ describe('pseudo-triggers negate nothing', () => {
     ['No change in the rash.', 'rash'],
     ['Not only fever but rash.', 'fever'],
     ['Gram negative rods in sputum.', 'rods'],
+    ['Tender anterior cervical nodes, no other lymphadenopathy.', 'lymphadenopathy'],
   ])('"%s": %s is present', (text, term) => {
     expect(reading(text, term)).toEqual([true, 1]);
   });

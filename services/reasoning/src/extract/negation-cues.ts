@@ -162,6 +162,12 @@ export const CUE_DEFINITIONS: readonly CueDef[] = [
       'no evidence of',
       'no signs of',
       'no history of',
+      // "No other symptoms such as cough or fever": the list is denied (these beat `no other`).
+      'no other symptoms such as',
+      'no other symptoms like',
+      'no other symptoms including',
+      'no other complaints such as',
+      'no other signs such as',
     ],
   },
   // Negation after the finding.
@@ -394,6 +400,8 @@ export const CUE_DEFINITIONS: readonly CueDef[] = [
       'not necessarily',
       'not responding',
       'no further',
+      // "Tender anterior nodes, no other lymphadenopathy": the finding is there, only not elsewhere.
+      'no other',
       'without difficulty',
       'gram negative',
       'gram-negative',
