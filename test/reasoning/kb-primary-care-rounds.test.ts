@@ -1,4 +1,4 @@
-// The links that curation rounds 6-11 added to the shipped primary-care base, each pinned as its
+// The links that curation rounds 6-12 added to the shipped primary-care base, each pinned as its
 // source prints it (CURATION.md gives the query, the returned text and the decision for each).
 // The base's structure, priors, leaks and merging are tested in kb-primary-care.test.ts.
 import { fileURLToPath } from 'node:url';
@@ -311,7 +311,53 @@ const ROUND_11 = [
     as_given: 'petechiae 84 (67.2%)',
   },
 ];
-describe('the shipped primary-care base, links of curation rounds 6-11', () => {
+/**
+ * Version 0.13.0 (curation round 12): varicella becomes scorable from Table 2 of Meyers et al. 2018
+ * (77 patients with a varicella diagnosis at a Chennai university hospital); heartburn, linked to no
+ * condition before, gets a GERD link from a Vietnamese journal's abstract (Pen Chanraksmey & Quách
+ * Trọng Đức 2019: 18 of 23 GERD patients); essential hypertension gets one link that waits.
+ */
+const VARICELLA_SOURCE = 'meyers-2018-varicella-university-chennai-77';
+const HEARTBURN_SOURCE = 'pen-chanraksmey-2019-gerd-cambodian-patients';
+const HYPERTENSION_SOURCE = 'mohod-2025-new-onset-hypertension-india-11124';
+const ROUND_12 = [
+  {
+    condition: 'varicella',
+    feature: 'fever',
+    probability: 0.766,
+    source: VARICELLA_SOURCE,
+    as_given: '59 (76.6)',
+  },
+  {
+    condition: 'varicella',
+    feature: 'rash',
+    probability: 0.999,
+    source: VARICELLA_SOURCE,
+    as_given: '77 (100.0)',
+  },
+  {
+    condition: 'varicella',
+    feature: 'cough',
+    probability: 0.312,
+    source: VARICELLA_SOURCE,
+    as_given: '24 (31.2)',
+  },
+  {
+    condition: 'gerd',
+    feature: 'heartburn',
+    probability: 0.783,
+    source: HEARTBURN_SOURCE,
+    as_given: '18/23 (78.3%)',
+  },
+  {
+    condition: 'essential_hypertension',
+    feature: 'headache',
+    probability: 0.25,
+    source: HYPERTENSION_SOURCE,
+    as_given: 'Headache (25%)',
+  },
+];
+describe('the shipped primary-care base, links of curation rounds 6-12', () => {
   it('links dengue to its classic findings from one confirmed-case table, each value as the table prints it (round 6)', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const hasan = doc.links.filter((l) => l.source === DENGUE_TABLE_SOURCE);
@@ -379,13 +425,12 @@ describe('the shipped primary-care base, links of curation rounds 6-11', () => {
       expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
     }
     // Each of the round's sources gives only these links, and gastroenteritis and GERD have no other
-    // (hepatitis A and measles got more in round 9).
+    // (hepatitis A and measles got more in round 9, GERD its heartburn in round 12).
     const roundSources = new Set(ROUND_8.map((l) => l.source));
     expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_8.length);
     for (const id of ['infectious_gastroenteritis', 'gerd']) {
-      expect(doc.links.filter((l) => l.condition === id).every((l) => roundSources.has(l.source!))).toBe(
-        true,
-      );
+      const others = doc.links.filter((l) => l.condition === id && !roundSources.has(l.source!));
+      expect(others.map((l) => l.feature)).toEqual(id === 'gerd' ? ['heartburn'] : []);
     }
     // The two norovirus outbreaks' percentages, averaged unweighted (the abstract gives no case counts).
     const mean = (a: number, b: number) => Math.round(((a + b) / 2) * 1e2) / 1e4;
@@ -394,14 +439,17 @@ describe('the shipped primary-care base, links of curation rounds 6-11', () => {
     expect(mean(69.2, 81.3)).toBe(0.7525);
     // Figures that merge findings ("anorexia, nausea or vomiting", "fever and chills") were not split:
     // no hepatitis A link comes from them (anorexia and fever came in round 9 from a source printing
-    // them apart); GERD links no heartburn (the entry criterion of its cohort, and the one source
-    // printing its share names no authors, journal or year: rounds 8 and 9).
+    // them apart); Min et al. give GERD no heartburn (the entry criterion of their cohort; the one
+    // source printing its share then named no authors, journal or year: rounds 8 and 9). Heartburn
+    // came in round 12 from another source (below).
     const hepA = doc.links.filter((l) => l.condition === 'hepatitis_a');
     for (const f of ['nausea', 'vomiting', 'chills']) expect(hepA.map((l) => l.feature)).not.toContain(f);
     for (const f of ['anorexia', 'fever']) {
       expect(hepA.find((l) => l.feature === f)?.source).toBe(HEPATITIS_A_ROUND_9_SOURCE);
     }
-    expect(doc.links.some((l) => l.condition === 'gerd' && l.feature === 'heartburn')).toBe(false);
+    expect(doc.links.filter((l) => l.feature === 'heartburn').map((l) => l.source)).toEqual([
+      HEARTBURN_SOURCE,
+    ]);
   });
 
   it('makes measles scorable from a table of laboratory-confirmed cases and gives hepatitis A anorexia and fever (round 9)', async () => {
@@ -488,6 +536,51 @@ describe('the shipped primary-care base, links of curation rounds 6-11', () => {
     // Gum bleeding and epistaxis: no confirmed-case source with a usable citation printed them
     // (CURATION.md round 11), so dengue still links neither.
     for (const f of ['gingival_bleeding', 'epistaxis'])
+      expect(doc.links.some((l) => l.feature === f)).toBe(false);
+  });
+  it('makes varicella scorable from one confirmed-case table, links heartburn to GERD and gives essential hypertension a link that waits (round 12)', async () => {
+    const doc = await readKbDocument(PRIMARY_CARE);
+    const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
+    for (const expected of ROUND_12) {
+      const l = doc.links.find((x) => x.condition === expected.condition && x.feature === expected.feature);
+      expect(l).toMatchObject(expected);
+      expect(sources.get(expected.source)?.kind).toBe('cohort');
+      expect(sources.get(expected.source)?.url).toMatch(/^https:\/\//);
+    }
+    const roundSources = new Set(ROUND_12.map((l) => l.source));
+    expect(doc.links.filter((l) => roundSources.has(l.source!))).toHaveLength(ROUND_12.length);
+    // Varicella: three links, all from Table 2's symptom rows, each the printed percentage of the 77
+    // (100% clamped to 0.999); the table says rash, so skin vesicles are not linked.
+    const varicella = doc.links.filter((l) => l.condition === 'varicella');
+    expect(varicella.map((l) => l.feature).sort()).toEqual(['cough', 'fever', 'rash']);
+    for (const l of varicella) {
+      expect(l.locator).toMatch(/^Table 2: Characteristics of 77 patients with varicella/);
+      const [n, pct] = l
+        .as_given!.match(/^(\d+) \((\d+\.\d)\)$/)!
+        .slice(1)
+        .map(Number);
+      expect(l.probability).toBeCloseTo(Math.min(pct! / 100, 0.999), 10);
+      expect(Math.round((n! / 77) * 1000) / 10).toBe(pct);
+    }
+    expect(sources.get(VARICELLA_SOURCE)?.citation).toContain('Emerg Infect Dis. 2018;24(2)');
+    expect(sources.get(VARICELLA_SOURCE)?.citation).toContain('notifiable disease register');
+    // Heartburn: 18 of the 23 GERD patients on careful questioning (the printed 78,3%); the 8 of 23
+    // whose complaint it was are not the link.
+    expect(Math.round((18 / 23) * 1e3) / 1e3).toBe(ROUND_12[3]!.probability);
+    expect(doc.links.find((l) => l.feature === 'heartburn')?.notes).toContain('8/23 (34.8%)');
+    expect(sources.get(HEARTBURN_SOURCE)?.citation).toContain('Y Học TP. Hồ Chí Minh. 2019;23(1');
+    expect(sources.get(HEARTBURN_SOURCE)?.citation).toContain('GERDQ score >= 8');
+    // Essential hypertension: one link, so it stays unscored and the link waits.
+    expect(doc.links.filter((l) => l.condition === 'essential_hypertension')).toHaveLength(1);
+    expect(doc.conditions.find((c) => c.id === 'essential_hypertension')?.prior).toBeNull();
+    expect(doc.conditions.find((c) => c.id === 'varicella')?.prior).toBe(0.0327);
+    // Gum bleeding, epistaxis, raised JVP and pleuritic chest pain: no usable source in round 12 either.
+    for (const f of [
+      'gingival_bleeding',
+      'epistaxis',
+      'elevated_jugular_venous_pressure',
+      'pleuritic_chest_pain',
+    ])
       expect(doc.links.some((l) => l.feature === f)).toBe(false);
   });
 });
