@@ -315,11 +315,13 @@ const ROUND_11 = [
  * Version 0.13.0 (curation round 12): varicella becomes scorable from Table 2 of Meyers et al. 2018
  * (77 patients with a varicella diagnosis at a Chennai university hospital); heartburn, linked to no
  * condition before, gets a GERD link from a Vietnamese journal's abstract (Pen Chanraksmey & Quách
- * Trọng Đức 2019: 18 of 23 GERD patients); essential hypertension gets one link that waits.
+ * Trọng Đức 2019: 18 of 23 GERD patients); raised JVP, linked to no condition before, gets a heart
+ * failure link (25% of 2,112 admitted patients, Lahore); essential hypertension gets one link that waits.
  */
 const VARICELLA_SOURCE = 'meyers-2018-varicella-university-chennai-77';
 const HEARTBURN_SOURCE = 'pen-chanraksmey-2019-gerd-cambodian-patients';
 const HYPERTENSION_SOURCE = 'mohod-2025-new-onset-hypertension-india-11124';
+const JVP_SOURCE = 'maria-2021-heart-failure-lahore-2112';
 const ROUND_12 = [
   {
     condition: 'varicella',
@@ -355,6 +357,13 @@ const ROUND_12 = [
     probability: 0.25,
     source: HYPERTENSION_SOURCE,
     as_given: 'Headache (25%)',
+  },
+  {
+    condition: 'heart_failure',
+    feature: 'elevated_jugular_venous_pressure',
+    probability: 0.25,
+    source: JVP_SOURCE,
+    as_given: '25% elevated JVP',
   },
 ];
 describe('the shipped primary-care base, links of curation rounds 6-12', () => {
@@ -538,7 +547,7 @@ describe('the shipped primary-care base, links of curation rounds 6-12', () => {
     for (const f of ['gingival_bleeding', 'epistaxis'])
       expect(doc.links.some((l) => l.feature === f)).toBe(false);
   });
-  it('makes varicella scorable from one confirmed-case table, links heartburn to GERD and gives essential hypertension a link that waits (round 12)', async () => {
+  it('makes varicella scorable from one confirmed-case table, links heartburn to GERD and raised JVP to heart failure, and gives essential hypertension a link that waits (round 12)', async () => {
     const doc = await readKbDocument(PRIMARY_CARE);
     const sources = new Map(doc.manifest!.sources.map((s) => [s.id, s]));
     for (const expected of ROUND_12) {
@@ -574,13 +583,15 @@ describe('the shipped primary-care base, links of curation rounds 6-12', () => {
     expect(doc.links.filter((l) => l.condition === 'essential_hypertension')).toHaveLength(1);
     expect(doc.conditions.find((c) => c.id === 'essential_hypertension')?.prior).toBeNull();
     expect(doc.conditions.find((c) => c.id === 'varicella')?.prior).toBe(0.0327);
-    // Gum bleeding, epistaxis, raised JVP and pleuritic chest pain: no usable source in round 12 either.
-    for (const f of [
-      'gingival_bleeding',
-      'epistaxis',
+    // Raised JVP: its source gives heart failure this one link (Goldberg et al.'s five stay as they
+    // were; its other symptoms are not taken twice).
+    expect(doc.links.filter((l) => l.source === JVP_SOURCE).map((l) => l.feature)).toEqual([
       'elevated_jugular_venous_pressure',
-      'pleuritic_chest_pain',
-    ])
+    ]);
+    expect(doc.links.filter((l) => l.condition === 'heart_failure')).toHaveLength(6);
+    expect(sources.get(JVP_SOURCE)?.citation).toContain('2,112 heart failure patients');
+    // Gum bleeding, epistaxis and pleuritic chest pain: no usable source in round 12 either.
+    for (const f of ['gingival_bleeding', 'epistaxis', 'pleuritic_chest_pain'])
       expect(doc.links.some((l) => l.feature === f)).toBe(false);
   });
 });
