@@ -1,7 +1,7 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../kit/helpers.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
@@ -23,15 +23,6 @@ beforeAll(async () => {
 afterEach(() => {
   child?.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startService(dataDir: string): Promise<string> {
   const port = await freePort();
