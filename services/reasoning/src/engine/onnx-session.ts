@@ -55,7 +55,8 @@ async function createSession(
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
   };
-  // The model's bytes, or the path of a model file whose tables are external data beside it.
+  // The model's bytes, or the path of a model file whose tables are external data beside it. Two
+  // calls that read alike: `create` has one overload for a path and one for bytes, none for either.
   const load = (sessionOptions: import('onnxruntime-node').InferenceSession.SessionOptions) =>
     typeof graph === 'string'
       ? ort.InferenceSession.create(graph, sessionOptions)
