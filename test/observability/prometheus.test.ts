@@ -238,7 +238,7 @@ function exposedNames(text: string): Set<string> {
     }
   });
 
-  it('the runner starts the text LLM with one libuv pool thread (the catalogue’s processEnv, seen by the service)', async () => {
+  it('the runner starts the text LLM with one libuv pool thread (its entry sizes the pool for the CPU; seen by the service)', async () => {
     const res = await fetch(`${suite!.urls.get('llm')}/status`, {
       headers: { authorization: `Bearer ${suite!.tokens['API_TOKEN']}` },
     });

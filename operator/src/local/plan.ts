@@ -116,7 +116,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
       component: key,
       title: c.title,
       dir: c.dir,
-      entry: join(cwdOf(key), 'dist', 'main.js'),
+      entry: join(cwdOf(key), c.entry),
       port: portOf(key, options.basePortOverride),
       url: urlOf(key),
       env: envOf(key),

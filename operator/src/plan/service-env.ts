@@ -172,8 +172,7 @@ export interface ServiceEnvInput {
 }
 
 /**
- * The service's environment: listen address, runtime extras, the catalogue's process variables,
- * directories, the concurrency limit, queue and deadline, MODEL_PATH (and the projector's
+ * The service's environment: listen address, runtime extras, directories, the concurrency limit, queue and deadline, MODEL_PATH (and the projector's
  * variable), tokens (and sign-in user), upstream URLs (`<DEP>_URL`), the store it reads, and
  * finally the spec's `env`, which wins over everything but PORT and HOST (the schema rejects those
  * two).
@@ -185,7 +184,6 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   env['PORT'] = String(input.port);
   env['HOST'] = input.host;
   Object.assign(env, input.runtime);
-  Object.assign(env, COMPONENTS[key].processEnv);
   env['MODELS_DIR'] = input.modelsDir;
   env['DATA_DIR'] = input.dataDir;
   env['MAX_CONCURRENCY'] = String(spec?.concurrency ?? COMPONENTS[key].concurrency);

@@ -125,7 +125,7 @@ export function buildDeployment(
               name: c.dir,
               image,
               imagePullPolicy: pullPolicy,
-              command: ['node', `services/${c.dir}/dist/main.js`],
+              command: ['node', `services/${c.dir}/${c.entry}`],
               ports: [{ name: PORT_NAME, containerPort: POD_PORT, protocol: 'TCP' }],
               envFrom: [{ configMapRef: { name } }],
               ...(env.length > 0 ? { env } : {}),

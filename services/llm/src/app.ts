@@ -9,7 +9,7 @@ import {
   type Logger,
 } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
-import type { LlmEngine } from './adapters/engine.js';
+import type { LlmEngine, ModelDescription } from './adapters/engine.js';
 import { loadLlamaEngine } from './adapters/llama-engine.js';
 import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
@@ -17,6 +17,7 @@ import { chatCompletionsRoute } from './routes/chat-completions.js';
 import { chatRoute } from './routes/chat.js';
 import { healthRouteFor, modelsRoute, statusRoute } from './routes/info.js';
 import type { LlmRuntime } from './routes/runtime.js';
+import { recommendedPoolSize } from './thread-pool.js';
 
 export const SERVICE = 'llm';
 export const VERSION = '0.1.0';
@@ -42,14 +43,6 @@ export interface LlmService {
 export function buildLlmApp(deps: LlmAppDeps): LlmService {
   const { config } = deps;
   const logger = deps.logger ?? createLogger({ service: SERVICE, level: config.LOG_LEVEL });
-  if (config.uvThreadpoolSize !== 1) {
-    logger.warn(
-      { uv_threadpool_size: config.uvThreadpoolSize },
-      `libuv's thread pool has ${config.uvThreadpoolSize} threads: start this service with UV_THREADPOOL_SIZE=1, ` +
-        'as the runner and the operator do (one stream decoded 1.6x faster with 1 than with 4 on a 2-core node); ' +
-        'it must be set before the process starts',
-    );
-  }
   const readiness = new Readiness('starting: the model loads after the server listens');
   const gpu =
     deps.gpu ??
@@ -64,7 +57,11 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     logger,
     pollMs: config.MODEL_POLL_MS,
     hint: 'run `npm run models -- fetch llm` or mount the GGUF there',
-    load: ([path]) => load(path ?? config.modelPath),
+    load: async ([path]) => {
+      const engine = await load(path ?? config.modelPath);
+      checkThreadPool(config, engine.description, logger);
+      return engine;
+    },
     describe: (engine) => ({
       fields: {
         contextSize: engine.contextSize,
@@ -139,4 +136,22 @@ function defaultLoader(config: LlmConfig, logger: Logger): (path: string) => Pro
       batchSize: config.BATCH_SIZE,
       log: (level, message) => logger[level]({ component: 'llama.cpp' }, message),
     });
+}
+
+/**
+ * Once the model is loaded, where decoding runs is known. A thread pool that does not suit it (set
+ * by hand, or the entry guessed the device wrong) gets a warning naming the size to start with.
+ */
+function checkThreadPool(config: LlmConfig, model: ModelDescription, logger: Logger): void {
+  const gpu = model.gpu !== null && model.gpuLayers > 0;
+  const recommended = recommendedPoolSize(gpu, config.MAX_CONCURRENCY);
+  if (config.uvThreadpoolSize === recommended) return;
+  const where = gpu ? `on the GPU (${model.gpu})` : 'on the CPU';
+  logger.warn(
+    { uv_threadpool_size: config.uvThreadpoolSize, recommended },
+    `libuv's thread pool has ${config.uvThreadpoolSize} threads; decoding ${where} with ` +
+      `${config.MAX_CONCURRENCY} slots runs best with ${recommended}. Start it with ` +
+      `UV_THREADPOOL_SIZE=${recommended}; libuv reads it only as the process starts. Its entry, ` +
+      'dist/boot.cjs, picks the size when the variable is unset (services/llm/README.md, Speed)',
+  );
 }

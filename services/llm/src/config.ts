@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
+import { DEFAULT_SLOTS, uvThreadpoolSizeOf } from './thread-pool.js';
 
 /**
  * The text LLM's configuration: the kit's variables (the spec's limits as defaults: 3 in work,
@@ -12,7 +13,7 @@ export const DEFAULT_MODEL_ALIAS = 'alpha-2-9b-it';
 
 export const llmConfigSchema = kitConfigSchema({
   port: 8001,
-  maxConcurrency: 3,
+  maxConcurrency: DEFAULT_SLOTS,
   queueSize: 64,
   // A slot can be held for minutes by one generation: waiting is bounded by the deadline instead.
   queueTimeoutMs: 600_000,
@@ -44,7 +45,7 @@ export type LlmConfig = z.output<typeof llmConfigSchema> & {
   /**
    * libuv's thread pool size, as libuv read it when the process started: node-llama-cpp's decode
    * and sampling steps run there. It cannot be changed from here (the pool exists before the first
-   * line of this service runs): the runner and the operator set UV_THREADPOOL_SIZE=1.
+   * line of this module runs): the entry, boot.cts, sizes it (thread-pool.ts).
    */
   readonly uvThreadpoolSize: number;
 };
@@ -68,15 +69,4 @@ export function loadLlmConfig(source: Env = process.env): LlmConfig {
     threads: config.THREADS ?? availableParallelism(),
     uvThreadpoolSize: uvThreadpoolSizeOf(source['UV_THREADPOOL_SIZE']),
   };
-}
-
-/**
- * libuv's own reading of UV_THREADPOOL_SIZE (`atoi` into an unsigned int): 4 when unset, 1 for 0 or
- * no number, at most 1024 (a negative number wraps round to the maximum).
- */
-export function uvThreadpoolSizeOf(value: string | undefined): number {
-  if (value === undefined) return 4;
-  const n = Number.parseInt(value.trim(), 10);
-  if (Number.isNaN(n) || n === 0) return 1;
-  return n < 0 ? 1024 : Math.min(1024, n);
 }

@@ -44,7 +44,7 @@ describe('planLocal', () => {
       component: 'llm',
       title: 'Text LLM',
       dir: 'llm',
-      entry: '/s/llm/dist/main.js',
+      entry: '/s/llm/dist/boot.cjs',
       port: 8001,
       url: 'http://127.0.0.1:8001',
       env: {
@@ -55,7 +55,6 @@ describe('planLocal', () => {
         LOG_LEVEL: 'info',
         CLINICALSUITE_HOME: '/h',
         EXIT_WITH_PARENT: 'true',
-        UV_THREADPOOL_SIZE: '1',
         MODELS_DIR: '/h/models',
         DATA_DIR: '/h/data/llm',
         MAX_CONCURRENCY: '3',
@@ -301,18 +300,23 @@ describe('planLocal', () => {
     expect(bare?.extraModels).toEqual([]);
   });
 
-  it('starts the llm with one libuv pool thread, which the spec’s env may change; no other component gets it', () => {
-    const [llm] = planLocal(suite({ llm: { enabled: true } }), options);
-    expect(llm?.env['UV_THREADPOOL_SIZE']).toBe('1');
+  it('starts the llm through dist/boot.cjs, which sizes libuv’s pool; the rest through dist/main.js', () => {
+    const plan = planLocal(
+      suite({ llm: { enabled: true }, agent: { enabled: true }, face: { enabled: true } }),
+      options,
+    );
+    expect(plan.map((p) => [p.component, p.entry])).toEqual([
+      ['llm', '/s/llm/dist/boot.cjs'],
+      ['face', '/s/face/dist/main.js'],
+      ['agent', '/s/agent/dist/main.js'],
+    ]);
+    // The entry leaves a pool size the spec's env sets as it is.
+    expect(plan[0]?.env).not.toHaveProperty('UV_THREADPOOL_SIZE');
     const [tuned] = planLocal(
       suite({ llm: { enabled: true, env: [{ name: 'UV_THREADPOOL_SIZE', value: '2' }] } }),
       options,
     );
     expect(tuned?.env['UV_THREADPOOL_SIZE']).toBe('2');
-    const others = planLocal(suite({ agent: { enabled: true }, face: { enabled: true } }), options);
-    for (const p of others.filter((p) => p.component !== 'llm')) {
-      expect(p.env).not.toHaveProperty('UV_THREADPOOL_SIZE');
-    }
   });
 
   it('plans nothing when nothing is enabled', () => {

@@ -15,9 +15,10 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
+import { COMPONENTS } from '../../../operator/src/api/v1alpha1/index.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const RUNNER_MAIN = join(REPO, 'operator', 'dist', 'local', 'main.js');
@@ -150,11 +151,17 @@ export async function startRunner(options: {
   mkdirSync(servicesDir, { recursive: true });
   writeFileSync(join(servicesDir, 'package.json'), '{"type":"module"}\n');
   for (const dir of options.dirs) {
-    mkdirSync(join(servicesDir, dir, 'dist'), { recursive: true });
-    writeFileSync(
-      join(servicesDir, dir, 'dist', 'main.js'),
-      `import ${JSON.stringify(pathToFileURL(options.kitDirs?.includes(dir) ? KIT_FIXTURE : FIXTURE).href)};\n`,
+    // At the component's entry, where the runner starts it; a CommonJS entry loads the fixture too.
+    const entry = join(
+      servicesDir,
+      dir,
+      Object.values(COMPONENTS).find((c) => c.dir === dir)?.entry ?? 'dist/main.js',
     );
+    const fixture = JSON.stringify(
+      pathToFileURL(options.kitDirs?.includes(dir) ? KIT_FIXTURE : FIXTURE).href,
+    );
+    mkdirSync(dirname(entry), { recursive: true });
+    writeFileSync(entry, entry.endsWith('.cjs') ? `void import(${fixture});\n` : `import ${fixture};\n`);
   }
   const suiteFile = join(root, 'suite.yaml');
   const services =

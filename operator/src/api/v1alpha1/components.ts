@@ -82,16 +82,13 @@ export interface Component {
   readonly dependsOn: readonly ComponentKey[];
   /** Env vars holding the bearer token(s) this component accepts. */
   readonly tokenEnv: readonly string[];
-  /**
-   * Variables its process needs from whoever starts it, because the process cannot set them for
-   * itself (they are read before its code runs). The spec's `env` still wins over them.
-   */
-  readonly processEnv?: Readonly<Record<string, string>>;
+  /** Its entry file under `services/<dir>/`, the script that `node` starts. */
+  readonly entry: string;
   /** Env var through which dependents receive this component's base URL. */
   readonly urlEnv: string;
 }
 
-type Row = Omit<Component, 'key' | 'urlEnv'>;
+type Row = Omit<Component, 'key' | 'urlEnv' | 'entry'> & { readonly entry?: string };
 
 const ROWS: Readonly<Record<ComponentKey, Row>> = {
   llm: {
@@ -105,11 +102,9 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     model: 'llm',
     dependsOn: [],
     tokenEnv: ['API_TOKEN'],
-    // node-llama-cpp runs every decode and every sampling step as a job on libuv's thread pool.
-    // With libuv's default 4 threads those jobs hop between threads and cores; with one, decoding
-    // was 1.6x faster on one stream on 2 cores (services/llm/README.md, Speed). libuv reads it
-    // when the pool starts, and Node's module loader starts it before the service's first line.
-    processEnv: { UV_THREADPOOL_SIZE: '1' },
+    // CommonJS, so that it sizes libuv's thread pool for the CPU or the GPU before anything starts
+    // the pool (services/llm/src/thread-pool.ts), then loads dist/main.js.
+    entry: 'dist/boot.cjs',
   },
   agent: {
     title: 'Agent orchestrator',
@@ -269,7 +264,12 @@ export const COMPONENTS: Readonly<Record<ComponentKey, Component>> = Object.free
   Object.fromEntries(
     COMPONENT_KEYS.map((key) => [
       key,
-      Object.freeze({ key, ...ROWS[key], urlEnv: `${screamingSnake(key)}_URL` }),
+      Object.freeze({
+        key,
+        ...ROWS[key],
+        entry: ROWS[key].entry ?? 'dist/main.js',
+        urlEnv: `${screamingSnake(key)}_URL`,
+      }),
     ]),
   ) as Record<ComponentKey, Component>,
 );

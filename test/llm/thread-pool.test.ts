@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from '@jest/globals';
+import { llmConfigSchema, loadLlmConfig } from '../../services/llm/src/config.js';
+import {
+  DEFAULT_SLOTS,
+  expectsGpu,
+  recommendedPoolSize,
+  threadPoolChoice,
+  uvThreadpoolSizeOf,
+  type HostDevices,
+} from '../../services/llm/src/thread-pool.js';
+import { freePort } from '../kit/helpers.js';
+import { REPO_ROOT } from '../kit/models/helpers.js';
+import { startLlm } from './helpers.js';
+
+const BOOT = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
+
+const cpuHost: HostDevices = { platform: 'linux', nvidia: false, renderNode: false };
+const nvidiaHost: HostDevices = { platform: 'linux', nvidia: true, renderNode: false };
+
+describe('UV_THREADPOOL_SIZE, read as libuv reads it', () => {
+  it('follows atoi into an unsigned int: 4 unset, 1 for 0 or no number, at most 1024', () => {
+    expect(uvThreadpoolSizeOf(undefined)).toBe(4);
+    expect(uvThreadpoolSizeOf('1')).toBe(1);
+    expect(uvThreadpoolSizeOf(' 8')).toBe(8);
+    expect(uvThreadpoolSizeOf('2threads')).toBe(2);
+    expect(uvThreadpoolSizeOf('0')).toBe(1);
+    expect(uvThreadpoolSizeOf('')).toBe(1);
+    expect(uvThreadpoolSizeOf('many')).toBe(1);
+    expect(uvThreadpoolSizeOf('-1')).toBe(1024);
+    expect(uvThreadpoolSizeOf('5000')).toBe(1024);
+  });
+
+  it('is what the config reports, from the environment the process started with', () => {
+    const base = { API_TOKEN: 't', MODEL_PATH: '/m.gguf' };
+    expect(loadLlmConfig(base).uvThreadpoolSize).toBe(4);
+    expect(loadLlmConfig({ ...base, UV_THREADPOOL_SIZE: '1' }).uvThreadpoolSize).toBe(1);
+  });
+});
+
+describe('the pool size the entry chooses', () => {
+  it('is 1 for decoding on the CPU and one per slot plus one on a GPU', () => {
+    expect(recommendedPoolSize(false, 3)).toBe(1);
+    expect(recommendedPoolSize(false, 16)).toBe(1);
+    expect(recommendedPoolSize(true, 3)).toBe(4);
+    expect(recommendedPoolSize(true, 1)).toBe(2);
+    expect(recommendedPoolSize(true, 5000)).toBe(1024);
+  });
+
+  it('expects a GPU from GPU and GPU_LAYERS, and for `auto` from the host’s devices', () => {
+    expect(expectsGpu({}, cpuHost)).toBe(false);
+    expect(expectsGpu({}, nvidiaHost)).toBe(true);
+    expect(expectsGpu({ GPU: 'auto' }, { ...cpuHost, renderNode: true })).toBe(true);
+    expect(expectsGpu({}, { ...cpuHost, platform: 'darwin' })).toBe(true);
+    expect(expectsGpu({ GPU: 'cuda' }, cpuHost)).toBe(true);
+    expect(expectsGpu({ GPU: 'false' }, nvidiaHost)).toBe(false);
+    expect(expectsGpu({ GPU_LAYERS: '0' }, nvidiaHost)).toBe(false);
+    expect(expectsGpu({ GPU: 'cuda', GPU_LAYERS: 'max' }, cpuHost)).toBe(true);
+  });
+
+  it('sizes for the slots MAX_CONCURRENCY gives, 3 when unset (the config’s default)', () => {
+    expect(DEFAULT_SLOTS).toBe(llmConfigSchema.parse({}).MAX_CONCURRENCY);
+    expect(threadPoolChoice({}, nvidiaHost)).toEqual({ size: 4, given: false, gpu: true });
+    expect(threadPoolChoice({ MAX_CONCURRENCY: '8' }, nvidiaHost).size).toBe(9);
+    expect(threadPoolChoice({ MAX_CONCURRENCY: 'x' }, nvidiaHost).size).toBe(4);
+    expect(threadPoolChoice({ MAX_CONCURRENCY: '8' }, cpuHost)).toEqual({
+      size: 1,
+      given: false,
+      gpu: false,
+    });
+  });
+
+  it('keeps a UV_THREADPOOL_SIZE that is given, as libuv will read it', () => {
+    expect(threadPoolChoice({ UV_THREADPOOL_SIZE: '2' }, nvidiaHost)).toEqual({
+      size: 2,
+      given: true,
+      gpu: null,
+    });
+    expect(threadPoolChoice({ UV_THREADPOOL_SIZE: '' }, cpuHost)).toEqual({
+      size: 1,
+      given: true,
+      gpu: null,
+    });
+  });
+});
+
+describe('a service whose pool does not suit where it decodes', () => {
+  it('warns once the model is loaded, naming the size to start with; with 1 on the CPU it says nothing', async () => {
+    const warning = /decoding on the CPU with 3 slots runs best with 1\. Start it with UV_THREADPOOL_SIZE=1/;
+    for (const [size, warns] of [
+      ['4', true],
+      ['1', false],
+    ] as const) {
+      const srv = await startLlm({ UV_THREADPOOL_SIZE: size });
+      try {
+        expect(srv.service.host.engine).toBeDefined();
+        expect([size, srv.logs.some((l) => warning.test(String(l['msg'])))]).toEqual([size, warns]);
+      } finally {
+        await srv.close();
+      }
+    }
+  });
+});
+
+/**
+ * Starts the built entry (dist/boot.cjs) with no model to load, waits for /status, and returns
+ * the pool size it reports and the process's thread count (libuv's pool threads among them).
+ */
+async function bootProcess(env: Record<string, string>): Promise<{ reported: number; threads: number }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BOOT], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      API_TOKEN: 't',
+      MODEL_PATH: '/nonexistent/model.gguf',
+      NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+      LOG_LEVEL: 'error',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const res = await fetch(`http://127.0.0.1:${port}/status`, {
+        headers: { authorization: 'Bearer t' },
+      }).catch(() => null);
+      if (res?.ok) {
+        const { uv_threadpool_size: reported } = (await res.json()) as { uv_threadpool_size: number };
+        return { reported, threads: readdirSync(`/proc/${child.pid}/task`).length };
+      }
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`boot.cjs did not answer /status`);
+      await sleep(50);
+    }
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+describe('the entry, dist/boot.cjs', () => {
+  it('sizes the pool before anything starts it: 1 on the CPU, 4 with GPU=cuda, a given size kept', async () => {
+    const cpu = await bootProcess({ GPU: 'false' });
+    const gpu = await bootProcess({ GPU: 'cuda' });
+    const given = await bootProcess({ GPU: 'cuda', UV_THREADPOOL_SIZE: '2' });
+    expect([cpu.reported, gpu.reported, given.reported]).toEqual([1, 4, 2]);
+    // The processes differ only in libuv's pool, so their thread counts differ by its size.
+    expect([gpu.threads - cpu.threads, given.threads - cpu.threads]).toEqual([3, 1]);
+  });
+});
