@@ -13,10 +13,11 @@
 // node-llama-cpp and >= 0.9x llama-server ("throughput" = aggregate tokens/s at 3 concurrent).
 //
 // Threads: 2 (the service's default: the cores it may use) on a 2-core machine. The service runs
-// with one libuv pool thread, as the runner and operator start it; with libuv's default 4, one
-// stream decoded 1.6x slower on 2 cores (services/llm/README.md, Speed). The line "libuv thread
-// pool" says what each side had. With other work on the cores, 2 threads lose far more (llama.cpp's
-// threads wait on each other), so check the load line and the Go build count.
+// with the libuv pool its entry chooses, 1 thread on the CPU and 4 on a GPU; with libuv's default
+// 4, one stream decoded 1.6x slower on 2 cores, and with 1 on an H100, 3 concurrent streams ran
+// about 18% slower (services/llm/README.md, Speed). The line "libuv thread pool" says what each side
+// had. With other work on the cores, 2 threads lose far more (llama.cpp's threads wait on each
+// other), so check the load line and the Go build count.
 //
 // Env: BENCH_THREADS (2), BENCH_MAX_TOKENS (128), BENCH_ROUNDS (5), BENCH_SINGLE (2 sequential
 // requests a round: ROUNDS x SINGLE TTFT samples), BENCH_BATCHES (1 batch of 3 concurrent a round),
@@ -24,18 +25,20 @@
 // LLAMA_SERVER (a llama-server binary instead of building one), BENCH_SKIP_LLAMA_SERVER=1,
 // BENCH_GPU (`false`: CPU only; `cuda`: every layer on the GPU in all three, the service with
 // GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99, built with LLAMA_SERVER_GPU=cuda unless
-// LLAMA_SERVER names one).
+// LLAMA_SERVER names one), BENCH_SERVICE_POOL (the service's UV_THREADPOOL_SIZE instead of its
+// entry's choice), UV_THREADPOOL_SIZE (in-process node-llama-cpp's, likewise).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-llama-cpp';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
-import { COMPONENTS } from '@clinicalsuite/operator/api';
+import { threadPoolChoice, uvThreadpoolSizeOf } from '../../../services/llm/dist/thread-pool.js';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
 const MAX_TOKENS = Number(process.env.BENCH_MAX_TOKENS ?? '128');
@@ -58,14 +61,24 @@ const SEQUENCES = CONCURRENCY * 2;
 const TOKEN = 'bench-token-llm';
 const MODEL_ALIAS = 'alpha-2-9b-it';
 const root = new URL('../../../', import.meta.url).pathname;
-// The service is started as the runner and the operator start it: with the catalogue's process
-// variables (UV_THREADPOOL_SIZE=1). In-process node-llama-cpp (`direct`) gets the pool this process
-// started with: `npm run bench:llm` starts it with the same size, unless UV_THREADPOOL_SIZE is set.
-const SERVICE_PROCESS_ENV = COMPONENTS.llm.processEnv ?? {};
-const POOL = {
-  service: SERVICE_PROCESS_ENV.UV_THREADPOOL_SIZE ?? '4 (libuv default)',
-  direct: process.env.UV_THREADPOOL_SIZE ?? '4 (libuv default)',
-};
+// The service is started as the runner and the operator start it: through its entry, dist/boot.cjs,
+// which sizes libuv's thread pool for where it decodes (1 on the CPU, one per slot plus one on a
+// GPU: services/llm/src/thread-pool.ts). BENCH_SERVICE_POOL sets it instead. In-process
+// node-llama-cpp (`direct`) gets the same: unless UV_THREADPOOL_SIZE is set, this script runs itself
+// again with the size the entry would choose (libuv reads it only as a process starts).
+const SERVICE_POOL = process.env.BENCH_SERVICE_POOL || undefined;
+const directPool = threadPoolChoice({
+  GPU,
+  GPU_LAYERS: onGpu ? 'max' : 'auto',
+  MAX_CONCURRENCY: String(CONCURRENCY),
+});
+if (process.env.UV_THREADPOOL_SIZE === undefined) {
+  const again = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: { ...process.env, UV_THREADPOOL_SIZE: String(directPool.size) },
+  });
+  process.exit(again.status ?? 1);
+}
 const modelPath =
   process.env.MODEL_PATH ?? resolveModelPath(defaultModelsDir(process.env), MODEL_MANIFEST['llm-base']);
 
@@ -307,9 +320,11 @@ function lockstepBackend(model, context, chatWrapper) {
 async function serviceBackend() {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const inherited = { ...process.env };
+  delete inherited.UV_THREADPOOL_SIZE;
   const env = {
-    ...process.env,
-    ...SERVICE_PROCESS_ENV,
+    ...inherited,
+    ...(SERVICE_POOL === undefined ? {} : { UV_THREADPOOL_SIZE: SERVICE_POOL }),
     PORT: String(port),
     HOST: '127.0.0.1',
     API_TOKEN: TOKEN,
@@ -323,9 +338,11 @@ async function serviceBackend() {
     ...(onGpu ? {} : { NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi' }),
     LOG_LEVEL: 'warn',
   };
-  const main = `${root}services/llm/dist/main.js`;
-  const { child } = await startChild('the service', process.execPath, [main], env, url);
-  return { ...openAiBackend('service', `${url}/v1`), child };
+  const entry = `${root}services/llm/dist/boot.cjs`;
+  const { child } = await startChild('the service', process.execPath, [entry], env, url);
+  const status = await fetch(`${url}/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const { uv_threadpool_size: pool } = await status.json();
+  return { ...openAiBackend('service', `${url}/v1`), child, pool };
 }
 
 async function llamaServerBackend() {
@@ -394,7 +411,8 @@ const stopAll = async () => {
   }
 };
 try {
-  backends.push(await serviceBackend());
+  const service = await serviceBackend();
+  backends.push(service);
   const direct = await directBackend();
   backends.push(direct, direct.lockstep);
   if (process.env.BENCH_SKIP_LLAMA_SERVER !== '1') backends.push(await llamaServerBackend());
@@ -446,7 +464,8 @@ try {
       `llama-server -c ${CONTEXT_SIZE * CONCURRENCY} --parallel ${CONCURRENCY}; chat format ${direct.wrapper} / --chat-template gemma`,
   );
   console.log(
-    `  libuv thread pool (UV_THREADPOOL_SIZE): service ${POOL.service}, in-process direct ${POOL.direct}`,
+    `  libuv thread pool: service ${service.pool}${SERVICE_POOL === undefined ? ' (its entry’s choice)' : ' (BENCH_SERVICE_POOL)'}, ` +
+      `in-process direct ${uvThreadpoolSizeOf(process.env.UV_THREADPOOL_SIZE)}`,
   );
   console.log(
     `  load avg 1/5/15 min: start ${loadAtStart}, end ${loadAtEnd}; go builds running: start ${goAtStart}, end ${goAtEnd}`,
