@@ -172,10 +172,10 @@ export interface ServiceEnvInput {
 }
 
 /**
- * The service's environment: listen address, runtime extras, directories, the concurrency limit, queue and deadline, MODEL_PATH (and the projector's
- * variable), tokens (and sign-in user), upstream URLs (`<DEP>_URL`), the store it reads, and
- * finally the spec's `env`, which wins over everything but PORT and HOST (the schema rejects those
- * two).
+ * The service's environment: listen address, runtime extras, directories, the concurrency limit,
+ * queue and deadline, MODEL_PATH (and the projector's variable), tokens (and sign-in user),
+ * upstream URLs (`<DEP>_URL`), the store it reads, and finally the spec's `env`, which wins over
+ * everything but PORT and HOST (the schema rejects those two).
  */
 export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   const { suite, key } = input;

@@ -4,10 +4,17 @@
  * decoding will run (thread-pool.ts), then loads the service. A UV_THREADPOOL_SIZE that is already
  * set is left as it is.
  */
-// A synchronous load, before anything starts the pool (Node loads an ES module this way too).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-import threadPool = require('./thread-pool.js');
+type ThreadPool = typeof import('./thread-pool.js');
 
-const choice = threadPool.threadPoolChoice(process.env);
-if (!choice.given) process.env['UV_THREADPOOL_SIZE'] = String(choice.size);
+try {
+  // require() of an ES module loads it synchronously (Node 20.19 and later), before anything
+  // starts the pool.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const threadPool = require('./thread-pool.js') as ThreadPool;
+  const choice = threadPool.threadPoolChoice(process.env);
+  if (!choice.given) process.env['UV_THREADPOOL_SIZE'] = String(choice.size);
+} catch (err) {
+  // An older Node: libuv keeps its default, and the service warns once the model is loaded.
+  process.emitWarning(`the text LLM could not size libuv's thread pool: ${String(err)}`);
+}
 void import('./main.js');
