@@ -44,7 +44,24 @@ export function assertRunnerBuilt(): void {
   if (why) throw new Error(`${RUNNER_MAIN} ${why}: run \`npm run build\` first (\`npm test\` does)`);
 }
 
-/** A base port such that base … base+14 are all free on 127.0.0.1. */
+/**
+ * The lowest port the kernel hands out for outgoing connections and `listen(0)`
+ * (ip_local_port_range; 32768 when it cannot be read).
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number.parseInt(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'), 10);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A base port such that base … base+14 are all free on 127.0.0.1, below the ephemeral range: a
+ * port in that range can be taken between this check and the service's listen (or while a service
+ * restarts) by any client socket on the machine, and then the service cannot bind for good.
+ */
 export async function freeBasePort(): Promise<number> {
   const free = (port: number) =>
     new Promise<boolean>((resolve) => {
@@ -52,8 +69,10 @@ export async function freeBasePort(): Promise<number> {
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
+  const lowest = 10_000;
+  const slots = Math.max(1, Math.floor((ephemeralLow() - 15 - lowest) / 20));
   for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 2000) * 20;
+    const base = lowest + Math.floor(Math.random() * slots) * 20;
     const results = await Promise.all(Array.from({ length: 15 }, (_, i) => free(base + i)));
     if (results.every(Boolean)) return base;
   }
