@@ -5,10 +5,12 @@
 // Run by hand: `npm run bench:llm` (the first run builds llama-server, 5-15 min on 2 cores, into
 // ~/.cache/clinicalsuite/llama-server/ with services/medllm/scripts/build-llama-server.sh). ~6 min a run.
 //
-// Rows: `service` (services/llm/dist/main.js as a child, through the `openai` SDK, streamed);
+// Rows: `service` (services/llm/dist/boot.cjs as a child, through the `openai` SDK, streamed);
 // `direct` (node-llama-cpp in this process, driven as the service's engine drives it: LlamaChat per
 // request); `direct lockstep` (the same context, every request's next token pulled at once: the
-// batching node-llama-cpp can reach); `llama-server` (through the same SDK code).
+// batching node-llama-cpp can reach); `addon lockstep` (node-llama-cpp's native addon driven
+// directly, addon-backend.js: what its JavaScript layer costs); `llama-server` (through the same
+// SDK code).
 // Targets: service aggregate >= 1.8x its single stream; service throughput >= 0.95x direct
 // node-llama-cpp and >= 0.9x llama-server ("throughput" = aggregate tokens/s at 3 concurrent).
 //
@@ -26,7 +28,9 @@
 // BENCH_GPU (`false`: CPU only; `cuda`: every layer on the GPU in all three, the service with
 // GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99, built with LLAMA_SERVER_GPU=cuda unless
 // LLAMA_SERVER names one), BENCH_SERVICE_POOL (the service's UV_THREADPOOL_SIZE instead of its
-// entry's choice), UV_THREADPOOL_SIZE (in-process node-llama-cpp's, likewise).
+// entry's choice), UV_THREADPOOL_SIZE (in-process node-llama-cpp's, likewise), BENCH_SKIP_ADDON=1
+// (no `addon lockstep` row: node-llama-cpp's addon driven without its JavaScript layer,
+// addon-backend.js).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -39,6 +43,7 @@ import OpenAI from 'openai';
 import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-llama-cpp';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { threadPoolChoice, uvThreadpoolSizeOf } from '../../../services/llm/dist/thread-pool.js';
+import { addonLockstepBackend } from './addon-backend.js';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
 const MAX_TOKENS = Number(process.env.BENCH_MAX_TOKENS ?? '128');
@@ -241,6 +246,8 @@ async function directBackend() {
       }
     },
     lockstep: lockstepBackend(model, context, chatWrapper),
+    model,
+    chatWrapper,
     dispose: () => llama.dispose(),
   };
 }
@@ -415,6 +422,18 @@ try {
   backends.push(service);
   const direct = await directBackend();
   backends.push(direct, direct.lockstep);
+  if (process.env.BENCH_SKIP_ADDON !== '1') {
+    backends.push(
+      await addonLockstepBackend({
+        model: direct.model,
+        chatWrapper: direct.chatWrapper,
+        contextSize: CONTEXT_SIZE,
+        sequences: CONCURRENCY,
+        threads: THREADS,
+        maxTokens: MAX_TOKENS,
+      }),
+    );
+  }
   if (process.env.BENCH_SKIP_LLAMA_SERVER !== '1') backends.push(await llamaServerBackend());
 
   const stats = new Map(backends.map((b) => [b.name, { single: [], batches: [] }]));
@@ -506,6 +525,15 @@ try {
     `  node-llama-cpp lockstep / as the service drives it (LlamaChat per request): 3-concurrent ${f2(l.aggTps / d.aggTps)}, ` +
       `single ${f2(l.singleTps / d.singleTps)}; same text ${l.texts.filter((t, i) => t === d.texts[i]).length}/${d.texts.length}`,
   );
+  const a = rows.get('addon lockstep');
+  const ls = rows.get('llama-server');
+  if (a !== undefined && ls !== undefined) {
+    console.log(
+      `  node-llama-cpp's addon driven directly (without its JavaScript layer) / llama-server: ` +
+        `3-concurrent ${f2(a.aggTps / ls.aggTps)}, single ${f2(a.singleTps / ls.singleTps)}; ` +
+        `service / addon lockstep: 3-concurrent ${f2(s.aggTps / a.aggTps)}, single ${f2(s.singleTps / a.singleTps)}`,
+    );
+  }
 } finally {
   await stopAll();
 }
