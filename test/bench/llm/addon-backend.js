@@ -7,6 +7,7 @@
 // much of the gap to llama-server that layer is (services/llm/README.md, Speed).
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { chatPrompt, tokensResult } from './generation.js';
 
 /**
  * @param {object} o
@@ -82,12 +83,7 @@ export async function addonLockstepBackend({
     async generate(prompt) {
       const start = performance.now();
       while (free.length === 0) await sleep(2);
-      const history = [
-        { type: 'user', text: prompt },
-        { type: 'model', response: [] },
-      ];
-      const { contextText } = chatWrapper.generateContextState({ chatHistory: history });
-      const promptTokens = contextText.tokenize(model.tokenizer);
+      const { tokens: promptTokens } = chatPrompt(model, chatWrapper, prompt);
       const sampler = new AddonSampler(model._model);
       sampler.applyConfig({ temperature: 0 });
       const job = {
@@ -103,15 +99,7 @@ export async function addonLockstepBackend({
         active.add(job);
         if (!driving) void drive();
       });
-      const end = performance.now();
-      return {
-        start,
-        first: job.first ?? end,
-        end,
-        tokens: job.tokens.length,
-        promptTokens: promptTokens.length,
-        text: model.detokenize(job.tokens),
-      };
+      return tokensResult(model, { ...job, start, promptTokens: promptTokens.length });
     },
     dispose: () => context.dispose(),
   };

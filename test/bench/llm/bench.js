@@ -44,6 +44,7 @@ import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-lla
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { threadPoolChoice, uvThreadpoolSizeOf } from '../../../services/llm/dist/thread-pool.js';
 import { addonLockstepBackend } from './addon-backend.js';
+import { chatPrompt, tokensResult } from './generation.js';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
 const MAX_TOKENS = Number(process.env.BENCH_MAX_TOKENS ?? '128');
@@ -221,12 +222,8 @@ async function directBackend() {
       const sequence = context.getSequence();
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: false });
       try {
-        const history = [
-          { type: 'user', text: prompt },
-          { type: 'model', response: [] },
-        ];
-        const { contextText } = chatWrapper.generateContextState({ chatHistory: history });
-        const promptTokens = contextText.tokenize(model.tokenizer).length;
+        const { history, tokens: prompted } = chatPrompt(model, chatWrapper, prompt);
+        const promptTokens = prompted.length;
         const result = await chat.generateResponse(history, {
           maxTokens: MAX_TOKENS,
           temperature: 0,
@@ -286,12 +283,7 @@ function lockstepBackend(model, context, chatWrapper) {
       const start = performance.now();
       while (context.sequencesLeft === 0) await sleep(2);
       const sequence = context.getSequence();
-      const history = [
-        { type: 'user', text: prompt },
-        { type: 'model', response: [] },
-      ];
-      const { contextText } = chatWrapper.generateContextState({ chatHistory: history });
-      const promptTokens = contextText.tokenize(model.tokenizer);
+      const { tokens: promptTokens } = chatPrompt(model, chatWrapper, prompt);
       const job = {
         iterator: sequence.evaluate(promptTokens, { temperature: 0 })[Symbol.asyncIterator](),
         tokens: [],
@@ -308,15 +300,7 @@ function lockstepBackend(model, context, chatWrapper) {
           active.add(job);
           if (!driving) void drive();
         });
-        const end = performance.now();
-        return {
-          start,
-          first: job.first ?? end,
-          end,
-          tokens: job.tokens.length,
-          promptTokens: promptTokens.length,
-          text: model.detokenize(job.tokens),
-        };
+        return tokensResult(model, { ...job, start, promptTokens: promptTokens.length });
       } finally {
         void sequence.dispose();
       }
