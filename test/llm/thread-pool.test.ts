@@ -63,13 +63,12 @@ describe('the pool size the entry chooses', () => {
 
   it('sizes for the slots MAX_CONCURRENCY gives, 3 when unset (the config’s default)', () => {
     expect(DEFAULT_SLOTS).toBe(llmConfigSchema.parse({}).MAX_CONCURRENCY);
-    expect(threadPoolChoice({}, nvidiaHost)).toEqual({ size: 4, given: false, gpu: true });
+    expect(threadPoolChoice({}, nvidiaHost)).toEqual({ size: 4, given: false });
     expect(threadPoolChoice({ MAX_CONCURRENCY: '8' }, nvidiaHost).size).toBe(9);
     expect(threadPoolChoice({ MAX_CONCURRENCY: 'x' }, nvidiaHost).size).toBe(4);
     expect(threadPoolChoice({ MAX_CONCURRENCY: '8' }, cpuHost)).toEqual({
       size: 1,
       given: false,
-      gpu: false,
     });
   });
 
@@ -77,12 +76,10 @@ describe('the pool size the entry chooses', () => {
     expect(threadPoolChoice({ UV_THREADPOOL_SIZE: '2' }, nvidiaHost)).toEqual({
       size: 2,
       given: true,
-      gpu: null,
     });
     expect(threadPoolChoice({ UV_THREADPOOL_SIZE: '' }, cpuHost)).toEqual({
       size: 1,
       given: true,
-      gpu: null,
     });
   });
 });

@@ -44,8 +44,6 @@ export interface ThreadPoolChoice {
   readonly size: number;
   /** UV_THREADPOOL_SIZE was given (and is kept); otherwise the size is this module's choice. */
   readonly given: boolean;
-  /** Whether decoding is expected on a GPU (null when the size was given). */
-  readonly gpu: boolean | null;
 }
 
 /** The pool size that suits decoding on a GPU or on the CPU with `slots` sequences. */
@@ -69,13 +67,14 @@ export function expectsGpu(env: Env, devices: HostDevices): boolean {
 /** The pool for this process: UV_THREADPOOL_SIZE when given, else the size its decoding suits. */
 export function threadPoolChoice(env: Env, devices: HostDevices = hostDevices()): ThreadPoolChoice {
   const given = env['UV_THREADPOOL_SIZE'];
-  if (given !== undefined) return { size: uvThreadpoolSizeOf(given), given: true, gpu: null };
-  const gpu = expectsGpu(env, devices);
+  if (given !== undefined) return { size: uvThreadpoolSizeOf(given), given: true };
   const slots = Number.parseInt(env['MAX_CONCURRENCY'] ?? '', 10);
   return {
-    size: recommendedPoolSize(gpu, Number.isInteger(slots) && slots > 0 ? slots : DEFAULT_SLOTS),
+    size: recommendedPoolSize(
+      expectsGpu(env, devices),
+      Number.isInteger(slots) && slots > 0 ? slots : DEFAULT_SLOTS,
+    ),
     given: false,
-    gpu,
   };
 }
 
