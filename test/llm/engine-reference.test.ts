@@ -36,14 +36,18 @@ interface Reference {
   reply(
     prompt: string,
     maxTokens: number,
-    options?: { stop?: string[]; grammar?: LlamaGrammar },
+    options?: {
+      stop?: string[];
+      grammar?: LlamaGrammar;
+      sampling?: { temperature: number; topP: number; seed: number };
+    },
   ): Promise<string>;
 }
 
 async function reference(modelPath: string, threads: number): Promise<Reference> {
   const llama = await getLlama({ gpu: false, maxThreads: threads, logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({ contextSize: 512, sequences: 1, threads });
+  const context = await model.createContext({ contextSize: 2048, sequences: 1, threads });
   const chatWrapper = resolveChatWrapper(model);
   const sequence = context.getSequence();
   return {
@@ -61,6 +65,7 @@ async function reference(modelPath: string, threads: number): Promise<Reference>
         const result = await chat.generateResponse(history, {
           maxTokens,
           temperature: 0,
+          ...options.sampling,
           repeatPenalty: false,
           ...(options.stop === undefined ? {} : { customStopTriggers: options.stop }),
           ...(options.grammar === undefined ? {} : { grammar: options.grammar }),
@@ -145,6 +150,30 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
     expect(steps).toBeLessThanOrEqual(42);
   }, 60_000);
 
+  it('samples as LlamaChat does for the same temperature, top_p and seed, and again the same for that seed', async () => {
+    const sampling = { temperature: 1.2, topP: 0.9, seed: 7 };
+    const expected = await ref.reply('fever and rash', 30, { sampling });
+    const p = params(30, { temperature: 1.2, topP: 0.9, seed: 7 });
+    const [a, b] = await Promise.all([
+      generate(engine, 'fever and rash', p),
+      generate(engine, 'fever and rash', p),
+    ]);
+    expect([a.text, b.text]).toEqual([expected, expected]);
+    const other = await generate(engine, 'fever and rash', { ...p, seed: 8 });
+    expect(other.text).not.toBe(expected);
+    expect(expected).not.toBe(await ref.reply('fever and rash', 30));
+  }, 60_000);
+
+  it('applies frequency and presence penalties to the tokens it has generated', async () => {
+    const plain = await generate(engine, 'cough', params(40));
+    const penalised = await generate(engine, 'cough', params(40, { frequencyPenalty: 2 }));
+    const present = await generate(engine, 'cough', params(40, { presencePenalty: 2 }));
+    const distinct = (text: string) => new Set(ref.model.tokenize(text)).size;
+    expect(penalised.text).not.toBe(plain.text);
+    expect(present.text).not.toBe(plain.text);
+    expect(distinct(penalised.text)).toBeGreaterThan(distinct(plain.text));
+  }, 60_000);
+
   it('stops at once on abort, rejecting with the signal’s reason and freeing its sequence', async () => {
     const controller = new AbortController();
     const running = engine.generate([{ role: 'user', text: 'long' }], params(400), {}, controller.signal);
@@ -157,6 +186,67 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
   }, 30_000);
 });
 
+describe('the lockstep engine on small batches, and unloaded while it generates (tiny model)', () => {
+  let ref: Reference;
+  beforeAll(async () => {
+    ref = await reference(tinyModelPath(), 1);
+  }, 60_000);
+  afterAll(async () => {
+    await ref.llama.dispose();
+  });
+
+  it('evaluates a prompt longer than the batch over several steps, beside a running generation', async () => {
+    // 8 tokens a step: the long prompt takes several steps, sharing them with the short request's
+    // tokens, and both replies are LlamaChat's.
+    const engine = await loadLlamaEngine({
+      modelPath: tinyModelPath(),
+      sequences: 2,
+      contextSize: 512,
+      threads: 1,
+      gpu: false,
+      gpuLayers: 0,
+      batchSize: 8,
+    });
+    try {
+      const long = 'A 67-year-old man with a history of hypertension and diabetes presents with chest pain';
+      const expected = [await ref.reply('fever', 20), await ref.reply(long, 20)];
+      expect(ref.model.tokenize(long).length).toBeGreaterThan(16);
+      const short = generate(engine, 'fever', params(20));
+      await new Promise((r) => setTimeout(r, 5));
+      const results = await Promise.all([short, generate(engine, long, params(20))]);
+      expect(results.map((r) => r.text)).toEqual(expected);
+      expect(results.map((r) => r.completionTokens)).toEqual([20, 20]);
+    } finally {
+      await engine.dispose();
+    }
+  }, 60_000);
+
+  it('ends a generation in work with an error when the model is unloaded, and frees the context after its step', async () => {
+    const engine = await loadLlamaEngine({
+      modelPath: tinyModelPath(),
+      sequences: 1,
+      contextSize: 512,
+      threads: 1,
+      gpu: false,
+      gpuLayers: 0,
+    });
+    let tokens = 0;
+    const running = engine.generate(
+      [{ role: 'user', text: 'long' }],
+      params(400),
+      { onTokens: (n) => (tokens += n) },
+      new AbortController().signal,
+    );
+    while (tokens < 5) await new Promise((r) => setTimeout(r, 2));
+    const outcome = expect(running).rejects.toThrow('the model is being unloaded');
+    await engine.dispose();
+    await outcome;
+    expect(tokens).toBeLessThan(400);
+    // Nothing starts on an unloaded engine.
+    await expect(generate(engine, 'again', params(5))).rejects.toThrow();
+  }, 60_000);
+});
+
 (existsSync(REAL) ? describe : describe.skip)(
   'the lockstep engine against LlamaChat (real llm-base GGUF)',
   () => {
@@ -166,7 +256,7 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
       engine = await loadLlamaEngine({
         modelPath: REAL,
         sequences: 4,
-        contextSize: 512,
+        contextSize: 2048,
         threads: 2,
         gpu: false,
         gpuLayers: 0,
@@ -220,5 +310,22 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
       expect(again[1]!.cachedPromptTokens).toBeGreaterThanOrEqual(firstTokens);
       expect(again[2]!.cachedPromptTokens).toBeGreaterThanOrEqual(firstTokens - 1);
     }, 120_000);
+
+    it('starts a sequence over when the sliding window no longer holds what its kept prefix needs', async () => {
+      // A prompt longer than the window (512) and the batch: most layers' cache then holds only its
+      // last positions, so a later prompt sharing just its beginning cannot continue from there.
+      const notes = Array.from(
+        { length: 90 },
+        (_, i) => `Day ${String(i + 1)}: temperature ${String(37 + (i % 3))}, pulse ${String(80 + i)}.`,
+      );
+      const long = `Ward notes. ${notes.join(' ')} Summary:`;
+      const short = `Ward notes. ${notes.slice(0, 10).join(' ')} Plan:`;
+      expect(ref.model.tokenize(long).length).toBeGreaterThan(1200);
+      const expected = [await ref.reply(long, 12), await ref.reply(short, 12)];
+      const first = await generate(engine, long, params(12));
+      const second = await generate(engine, short, params(12));
+      expect([first.text, second.text]).toEqual(expected);
+      expect(second.cachedPromptTokens).toBe(0);
+    }, 180_000);
   },
 );

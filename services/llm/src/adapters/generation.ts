@@ -1,24 +1,25 @@
-import {
-  LlamaGrammarEvaluationState,
-  type LlamaContextSequence,
-  type LlamaGrammar,
-  type LlamaModel,
-  type SequenceEvaluateOptions,
-  type Token,
-} from 'node-llama-cpp';
+import { randomInt } from 'node:crypto';
+import { LlamaGrammarEvaluationState, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
 import type { StopText } from '../domain/stop-text.js';
 import type { FinishReason, GenerationParams, GenerationResult } from '../domain/types.js';
 import type { GenerateCallbacks } from './engine.js';
 import type { Stepper } from './lockstep.js';
+import type { Native, NativeSampler, SamplerConfig } from './native.js';
+import type { Sequence } from './sequence-pool.js';
 
 /** Prompt tokens given to the detokenizer as the text the reply continues (spacing, merges). */
 const DETOKENIZE_CONTEXT = 8;
 /** Tokens held back while they decode to an incomplete UTF-8 character. */
 const MAX_PARTIAL_TOKENS = 4;
+/** node-llama-cpp's defaults, so that a reply matches what its own `evaluate()` samples. */
+const DEFAULT_TOP_K = 40;
+const DEFAULT_TOP_P = 0.95;
+const MIN_PUNISH_TOKENS = 64;
 
 export interface GenerationOptions {
   readonly model: LlamaModel;
-  readonly sequence: LlamaContextSequence;
+  readonly native: Native;
+  readonly sequence: Sequence;
   readonly prompt: readonly Token[];
   /** Prompt tokens the sequence holds already (from an earlier request): evaluation starts here. */
   readonly start: number;
@@ -35,11 +36,12 @@ export interface GenerationOptions {
 }
 
 /**
- * One request's generation on its sequence, stepped by the engine's `Lockstep`: sampling, stop
- * tokens and sequences, the token budget, streaming text in whole characters, abort.
+ * One request's generation on its sequence, stepped by the engine's `Lockstep`: sampling settings,
+ * stop tokens and sequences, the token budget, streaming text in whole characters, abort.
  */
-export class Generation implements Stepper<Token> {
-  private readonly iterator: ReturnType<LlamaContextSequence['evaluate']>;
+export class Generation implements Stepper {
+  readonly sequence: Sequence;
+  readonly sampler: NativeSampler;
   /** The prompt's tail, then every generated token. */
   private readonly tokens: Token[];
   private readonly promptTail: number;
@@ -47,34 +49,33 @@ export class Generation implements Stepper<Token> {
   private decoded: number;
   private settled = false;
   private readonly onAbort: () => void;
+  private readonly config: SamplerConfig;
+  private readonly penalties: boolean;
+  /** Held here: the addon's state lives as long as this object. */
+  private readonly grammarState: LlamaGrammarEvaluationState | undefined;
 
   constructor(private readonly o: GenerationOptions) {
+    this.sequence = o.sequence;
     this.tokens = o.prompt.slice(-DETOKENIZE_CONTEXT);
     this.promptTail = this.tokens.length;
     this.decoded = this.tokens.length;
-    const penalties = o.params.frequencyPenalty !== undefined || o.params.presencePenalty !== undefined;
-    const options: SequenceEvaluateOptions = {
+    this.grammarState =
+      o.grammar === undefined
+        ? undefined
+        : new LlamaGrammarEvaluationState({ model: o.model, grammar: o.grammar });
+    this.penalties = o.params.frequencyPenalty !== undefined || o.params.presencePenalty !== undefined;
+    this.config = {
       temperature: o.params.temperature,
-      ...(o.params.topP === undefined ? {} : { topP: o.params.topP }),
-      ...(o.params.seed === undefined ? {} : { seed: o.params.seed }),
-      ...(o.grammar === undefined
+      minP: 0,
+      topK: DEFAULT_TOP_K,
+      topP: o.params.topP ?? DEFAULT_TOP_P,
+      // Unseeded requests get a seed of their own (node-llama-cpp would take the clock's second).
+      seed: o.params.seed === undefined ? randomInt(2 ** 31) : Math.max(0, Math.floor(o.params.seed)),
+      ...(this.grammarState === undefined
         ? {}
-        : {
-            grammarEvaluationState: new LlamaGrammarEvaluationState({ model: o.model, grammar: o.grammar }),
-          }),
-      ...(penalties
-        ? {
-            repeatPenalty: {
-              // OpenAI's penalties count the tokens generated so far.
-              punishTokens: () => this.tokens.slice(this.promptTail),
-              penalty: 1,
-              frequencyPenalty: o.params.frequencyPenalty ?? 0,
-              presencePenalty: o.params.presencePenalty ?? 0,
-            },
-          }
-        : {}),
+        : { grammarEvaluationState: o.native.grammarStateOf(this.grammarState) }),
     };
-    this.iterator = o.sequence.evaluate(o.prompt.slice(o.start), options);
+    this.sampler = o.native.createSampler();
     this.onAbort = () => {
       this.settle(() => {
         o.reject(o.signal.reason);
@@ -82,6 +83,20 @@ export class Generation implements Stepper<Token> {
     };
     if (o.signal.aborted) this.onAbort();
     else o.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  samplerConfig(): SamplerConfig {
+    if (!this.penalties) return this.config;
+    // OpenAI's penalties count the tokens generated so far.
+    const generated = this.tokens.slice(this.promptTail);
+    return {
+      ...this.config,
+      repeatPenalty: 1,
+      repeatPenaltyMaxTokens: Math.max(MIN_PUNISH_TOKENS, generated.length),
+      repeatPenaltyTokens: Uint32Array.from(generated),
+      repeatPenaltyPresencePenalty: this.o.params.presencePenalty ?? 0,
+      repeatPenaltyFrequencyPenalty: this.o.params.frequencyPenalty ?? 0,
+    };
   }
 
   /** Tokens generated so far. */
@@ -93,20 +108,14 @@ export class Generation implements Stepper<Token> {
     return this.settled;
   }
 
-  next(): Promise<IteratorResult<Token>> {
-    return this.iterator.next();
-  }
-
-  take(step: PromiseSettledResult<IteratorResult<Token>>): boolean {
-    if (step.status === 'rejected') {
+  take(token: Token | Error): boolean {
+    if (token instanceof Error) {
       this.settle(() => {
-        this.o.reject(step.reason);
+        this.o.reject(token);
       });
       return false;
     }
-    // The iterator ends on llama.cpp's end-of-generation tokens.
-    if (step.value.done === true) return this.finish('stop');
-    const token = step.value.value;
+    if (this.o.model.isEogToken(token)) return this.finish('stop');
     if (this.o.tokenStops.has(token)) return this.finish('stop');
     this.tokens.push(token);
     this.o.callbacks.onTokens?.(1);
@@ -118,9 +127,9 @@ export class Generation implements Stepper<Token> {
 
   close(): void {
     this.o.signal.removeEventListener('abort', this.onAbort);
-    // The suspended iterator runs its cleanup now; the sequence is free before the request's
-    // caller hears the result (so its next request finds its prefix cached here).
-    void this.iterator.return();
+    this.sampler.dispose();
+    // The sequence is free before the request's caller hears the result (so its next request
+    // finds its prefix cached here).
     this.o.release();
     this.settle(() => {
       this.o.reject(new Error('generation ended without a result'));

@@ -27,13 +27,14 @@ import type {
 } from './engine.js';
 import { Generation } from './generation.js';
 import { Lockstep } from './lockstep.js';
+import { nativeOf, type Native } from './native.js';
 import { SequencePool } from './sequence-pool.js';
 
 /**
  * The engine on node-llama-cpp: one model, one context whose sequences (one per concurrency slot)
  * are decoded together in shared batches, so the requests in work run at once: one `Lockstep` loop
- * steps every generation together (lockstep.ts). A request reuses the idle sequence holding the
- * longest prefix of its prompt (sequence-pool.ts).
+ * steps every generation together on the native addon's calls (lockstep.ts, native.ts). A request
+ * reuses the idle sequence holding the longest prefix of its prompt (sequence-pool.ts).
  */
 
 /** Request schemas are checked by llama.cpp's grammar converter, not by TypeScript. */
@@ -85,7 +86,8 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
       gpuLayers: model.gpuLayers,
       backendVersion: await getModuleVersion(),
     };
-    return new LlamaEngine(llama, model, context, wrapper, description);
+    const native = nativeOf(context, model, description.backendVersion);
+    return new LlamaEngine(llama, model, context, native, wrapper, description);
   } catch (error) {
     await model?.dispose();
     await llama.dispose();
@@ -131,17 +133,25 @@ class LlamaEngine implements LlmEngine {
   readonly contextSize: number;
   private readonly pool: SequencePool;
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
-  private readonly lockstep = new Lockstep<Token>();
+  private readonly lockstep: Lockstep;
 
   constructor(
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
+    private readonly native: Native,
     private readonly chatWrapper: ChatWrapper,
     readonly description: ModelDescription,
   ) {
     this.contextSize = context.contextSize;
-    this.pool = new SequencePool(context, context.totalSequences);
+    this.pool = new SequencePool(native.context, context.totalSequences, model.fileInsights.swaSize);
+    this.lockstep = new Lockstep(native.context, {
+      batchSize: context.batchSize,
+      contextSize: context.contextSize,
+      onDecodeError: (sequence) => {
+        this.pool.clear(sequence);
+      },
+    });
   }
 
   countPromptTokens(turns: readonly ChatTurn[]): number {
@@ -173,6 +183,7 @@ class LlamaEngine implements LlmEngine {
       try {
         generation = new Generation({
           model: this.model,
+          native: this.native,
           sequence,
           prompt,
           start,
@@ -192,7 +203,7 @@ class LlamaEngine implements LlmEngine {
         this.pool.release(sequence);
         throw error;
       }
-      this.lockstep.add(generation);
+      this.lockstep.add(generation, prompt.slice(start));
     });
   }
 
@@ -246,6 +257,8 @@ class LlamaEngine implements LlmEngine {
   }
 
   async dispose(): Promise<void> {
+    // No decode or sampling step may be in flight when the context goes.
+    await this.lockstep.stop(new Error('the model is being unloaded'));
     await this.context.dispose();
     await this.model.dispose();
     await this.llama.dispose();

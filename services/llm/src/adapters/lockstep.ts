@@ -1,35 +1,62 @@
+import type { Token } from 'node-llama-cpp';
+import { tokenArray, type NativeContext, type NativeSampler, type SamplerConfig } from './native.js';
+import type { Sequence } from './sequence-pool.js';
+
 /**
- * Steps every generation in work together. node-llama-cpp decodes in one batch whatever the
- * context's sequences queue in the same event-loop cycle; a generation driven on its own (LlamaChat
- * per request) queues its next token after its own bookkeeping, so concurrent generations drift
- * apart and are mostly decoded one token at a time. Here one loop asks every generation for its
- * next token at once, waits for all of them, hands each its token, and goes again: one batch per
- * step for all of them (about 1.9x the aggregate tokens/s at 3 concurrent on 2 CPU cores). A new
- * generation joins at the next step, its prompt in the same batch as the others' tokens.
+ * Steps every generation in work together, as llama-server's loop does: each step puts every
+ * generation's next token (or a new one's prompt, up to the batch size) into one batch, decodes it
+ * once, samples each generation's token, hands it over, and goes again. A new generation joins at
+ * the next step. The calls are the native addon's (native.ts): two hand-offs to libuv's pool per
+ * step (the decode, then the samples side by side), nothing queued in between.
  */
 
-export interface Stepper<T> {
-  /** The generation's next step (its prompt's evaluation first, then one token a step). */
-  next(): Promise<IteratorResult<T>>;
+export interface Stepper {
+  /** The sequence it evaluates on; its `tokens` are kept in step with the KV cache here. */
+  readonly sequence: Sequence;
+  readonly sampler: NativeSampler;
+  /** The sampler's settings for the next token (penalties count the tokens so far). */
+  samplerConfig(): SamplerConfig;
   /**
-   * Takes the step's result. Returns false when the generation is over (it is then dropped and
-   * `close` is called); errors from `next` arrive here too.
+   * Takes the next token, or the error that stopped its generation. Returns false when the
+   * generation is over (it is then dropped and `close` is called).
    */
-  take(step: PromiseSettledResult<IteratorResult<T>>): boolean;
+  take(token: Token | Error): boolean;
   /** True when it must be dropped without another step (its request was aborted). */
   readonly cancelled: boolean;
-  /**
-   * Ends the generation: frees what it holds and settles its request if nothing else did. Called
-   * once, never while a `next` is pending.
-   */
+  /** Ends the generation: frees what it holds and settles its request if nothing else did. Once. */
   close(): void;
 }
 
-export class Lockstep<T> {
-  private readonly active = new Set<Stepper<T>>();
+interface Planned {
+  readonly stepper: Stepper;
+  readonly tokens: readonly Token[];
+  /** Whether the step ends its pending tokens, so a token is sampled after it. */
+  readonly sample: boolean;
+  logitIndex: number;
+}
+
+export interface LockstepOptions {
+  /** Tokens one decode may take (the context's batch size). */
+  readonly batchSize: number;
+  /** Positions a sequence has. */
+  readonly contextSize: number;
+  /** Called for each sequence of a step whose decode failed: its cache is not known any more. */
+  readonly onDecodeError: (sequence: Sequence) => void;
+}
+
+export class Lockstep {
+  /** Generations in work and the tokens each has left to evaluate. */
+  private readonly active = new Map<Stepper, Token[]>();
   private running = false;
+  private loop: Promise<void> = Promise.resolve();
+  private stopped: Error | undefined;
   private steps = 0;
   private stepped = 0;
+
+  constructor(
+    private readonly native: NativeContext,
+    private readonly options: LockstepOptions,
+  ) {}
 
   /** Generations in work. */
   get size(): number {
@@ -41,45 +68,148 @@ export class Lockstep<T> {
     return { steps: this.steps, sequences: this.stepped };
   }
 
-  add(stepper: Stepper<T>): void {
-    this.active.add(stepper);
-    if (!this.running) void this.run();
-  }
-
-  private async run(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.active.size > 0) {
-        const batch: Stepper<T>[] = [];
-        for (const stepper of this.active) {
-          if (stepper.cancelled) this.drop(stepper);
-          else batch.push(stepper);
-        }
-        if (batch.length === 0) break;
-        const results = await Promise.allSettled(batch.map((stepper) => stepper.next()));
-        this.steps++;
-        this.stepped += batch.length;
-        batch.forEach((stepper, i) => {
-          const result = results[i] as PromiseSettledResult<IteratorResult<T>>;
-          let more = false;
-          try {
-            more = !stepper.cancelled && stepper.take(result);
-          } catch {
-            // A stepper settles its own request; `close` rejects it if `take` could not.
-            more = false;
-          }
-          if (!more) this.drop(stepper);
-        });
+  /** Starts a generation: `tokens` (at least one) are evaluated from its sequence's end on. */
+  add(stepper: Stepper, tokens: readonly Token[]): void {
+    if (this.stopped !== undefined) {
+      try {
+        stepper.take(this.stopped);
+      } finally {
+        stepper.close();
       }
-    } finally {
-      this.running = false;
-      // A generation added while the last step's results were handed out.
-      if (this.active.size > 0) void this.run();
+      return;
+    }
+    this.active.set(stepper, [...tokens]);
+    if (!this.running) {
+      this.running = true;
+      this.loop = this.run();
     }
   }
 
-  private drop(stepper: Stepper<T>): void {
+  /**
+   * Ends every generation with `reason` at the next step and resolves once no decode is in
+   * flight (the context may then be freed). Generations added later end at once.
+   */
+  async stop(reason: Error): Promise<void> {
+    this.stopped = reason;
+    // With a step in flight the loop ends them once it is back (a sampler must outlive its step).
+    if (!this.running) for (const stepper of [...this.active.keys()]) this.finish(stepper, reason);
+    await this.loop;
+  }
+
+  /**
+   * Steps until no generation is left. One added during a step joins the next; the loop ends only
+   * when the set is empty, and `add` starts a new one after that.
+   */
+  private async run(): Promise<void> {
+    await Promise.resolve();
+    try {
+      while (this.active.size > 0) {
+        if (this.stopped !== undefined) {
+          for (const stepper of [...this.active.keys()]) this.finish(stepper, this.stopped);
+          break;
+        }
+        for (const stepper of [...this.active.keys()]) if (stepper.cancelled) this.drop(stepper);
+        const plan = this.plan();
+        if (plan.length === 0) break;
+        await this.step(plan);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** This step's batch: every generating sequence's token first, then prompts as room allows. */
+  private plan(): Planned[] {
+    const entries = [...this.active].sort(([, a], [, b]) => a.length - b.length);
+    const plan: Planned[] = [];
+    let room = this.options.batchSize;
+    for (const [stepper, pending] of entries) {
+      if (pending.length === 0) {
+        this.finish(stepper, new Error('a generation had nothing left to evaluate'));
+        continue;
+      }
+      const count = Math.min(pending.length, room);
+      if (count === 0) continue;
+      if (stepper.sequence.tokens.length + count > this.options.contextSize) {
+        this.finish(stepper, new Error(`sequence ${String(stepper.sequence.id)} is full`));
+        continue;
+      }
+      plan.push({
+        stepper,
+        tokens: pending.slice(0, count),
+        sample: count === pending.length,
+        logitIndex: -1,
+      });
+      room -= count;
+    }
+    return plan;
+  }
+
+  private async step(plan: readonly Planned[]): Promise<void> {
+    const { native } = this;
+    try {
+      native.initBatch(plan.reduce((sum, p) => sum + p.tokens.length, 0));
+      for (const p of plan) {
+        const { sequence } = p.stepper;
+        const logits = p.sample ? Uint32Array.of(p.tokens.length - 1) : new Uint32Array(0);
+        const indexes = native.addToBatch(sequence.id, sequence.tokens.length, tokenArray(p.tokens), logits);
+        if (p.sample) p.logitIndex = indexes[0] as number;
+      }
+      await native.decodeBatch();
+    } catch (error) {
+      for (const p of plan) {
+        this.options.onDecodeError(p.stepper.sequence);
+        this.finish(p.stepper, asError(error));
+      }
+      return;
+    }
+    this.steps++;
+    this.stepped += plan.length;
+    for (const p of plan) {
+      p.stepper.sequence.tokens.push(...p.tokens);
+      this.active.get(p.stepper)?.splice(0, p.tokens.length);
+    }
+    const sampling = plan.filter((p) => p.sample && !p.stepper.cancelled);
+    const tokens = await Promise.all(sampling.map((p) => this.sample(p)));
+    sampling.forEach((p, i) => {
+      const token = tokens[i] as Token | Error;
+      if (p.stepper.cancelled) {
+        this.drop(p.stepper);
+        return;
+      }
+      let more = false;
+      try {
+        more = p.stepper.take(token);
+      } catch {
+        // A stepper settles its own request; `close` rejects it if `take` could not.
+      }
+      if (more && !(token instanceof Error)) this.active.get(p.stepper)?.push(token);
+      else this.drop(p.stepper);
+    });
+  }
+
+  private async sample(p: Planned): Promise<Token | Error> {
+    try {
+      p.stepper.sampler.applyConfig(p.stepper.samplerConfig());
+      const token = await this.native.sampleToken(p.logitIndex, p.stepper.sampler);
+      return token < 0 ? new Error('llama.cpp sampled no token') : (token as Token);
+    } catch (error) {
+      return asError(error);
+    }
+  }
+
+  private finish(stepper: Stepper, error: Error): void {
+    try {
+      stepper.take(error);
+    } finally {
+      this.drop(stepper);
+    }
+  }
+
+  private drop(stepper: Stepper): void {
     if (!this.active.delete(stepper)) return;
     stepper.close();
   }
 }
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

@@ -1,0 +1,204 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Token } from 'node-llama-cpp';
+import { Lockstep, type Stepper } from '../../services/llm/src/adapters/lockstep.js';
+import type { NativeContext, NativeSampler, SamplerConfig } from '../../services/llm/src/adapters/native.js';
+import type { Sequence } from '../../services/llm/src/adapters/sequence-pool.js';
+
+// The step loop's own rules, on a recording stand-in for the addon (the real addon runs in
+// engine-reference.test.ts; a failing decode and a decode held in flight cannot be had from it on
+// demand). Each sampled token here is the batch position it was sampled at plus 1000.
+
+interface Call {
+  readonly sequence: number;
+  readonly first: number;
+  readonly tokens: number[];
+  readonly logits: number[];
+}
+
+class RecordingContext implements NativeContext {
+  readonly batches: Call[][] = [];
+  /** Decodes to fail, by number (1-based). */
+  readonly failing = new Set<number>();
+  /** Set to hold the next decode until `release` is called. */
+  hold = false;
+  release: (() => void) | undefined;
+  inFlight = false;
+  private size = 0;
+
+  initBatch(size: number): void {
+    this.size = size;
+    this.batches.push([]);
+  }
+  addToBatch(sequence: number, first: number, tokens: Uint32Array, logits: Uint32Array): Uint32Array {
+    const batch = this.batches.at(-1) as Call[];
+    const offset = batch.reduce((n, c) => n + c.tokens.length, 0);
+    if (offset + tokens.length > this.size) throw new Error('batch overflow');
+    batch.push({ sequence, first, tokens: [...tokens], logits: [...logits] });
+    return Uint32Array.from(logits, (i) => offset + i);
+  }
+  async decodeBatch(): Promise<void> {
+    this.inFlight = true;
+    try {
+      if (this.hold) await new Promise<void>((resolve) => (this.release = resolve));
+      await new Promise((r) => setImmediate(r));
+      if (this.failing.has(this.batches.length)) throw new Error('Eval has failed');
+    } finally {
+      this.inFlight = false;
+    }
+  }
+  sampleToken(index: number): Promise<number> {
+    return Promise.resolve(1000 + index);
+  }
+  disposeSequence(): void {}
+  removeTokenCellsFromSequence(): boolean {
+    return true;
+  }
+  getSequenceKvCacheMinPosition(): number {
+    return 0;
+  }
+}
+
+const sampler: NativeSampler = { applyConfig: () => undefined, dispose: () => undefined };
+const config: SamplerConfig = { temperature: 0, minP: 0, topK: 40, topP: 0.95, seed: 1 };
+
+class Recorder implements Stepper {
+  readonly sequence: Sequence;
+  readonly sampler = sampler;
+  readonly taken: (Token | Error)[] = [];
+  closed = 0;
+  cancelled = false;
+  readonly done: Promise<void>;
+  private finished!: () => void;
+
+  constructor(
+    id: number,
+    private readonly wanted: number,
+  ) {
+    this.sequence = { id, tokens: [] };
+    this.done = new Promise((resolve) => (this.finished = resolve));
+  }
+  samplerConfig(): SamplerConfig {
+    return config;
+  }
+  take(token: Token | Error): boolean {
+    this.taken.push(token);
+    return !(token instanceof Error) && this.taken.length < this.wanted;
+  }
+  close(): void {
+    this.closed++;
+    this.finished();
+  }
+}
+
+const tokens = (n: number, from = 1): Token[] => Array.from({ length: n }, (_, i) => (from + i) as Token);
+
+describe('Lockstep', () => {
+  it('puts every generating token first, then prompts as the batch allows, and samples only a finished prompt', async () => {
+    const native = new RecordingContext();
+    const cleared: number[] = [];
+    const lockstep = new Lockstep(native, {
+      batchSize: 8,
+      contextSize: 100,
+      onDecodeError: (s) => cleared.push(s.id),
+    });
+    const a = new Recorder(0, 4);
+    const b = new Recorder(1, 2);
+    lockstep.add(a, tokens(3));
+    await new Promise((r) => setImmediate(r));
+    lockstep.add(b, tokens(12, 50));
+    await Promise.all([a.done, b.done]);
+
+    // Step 1: a's prompt alone. Step 2: a's token, then 7 of b's 12 prompt tokens (no logits).
+    // Step 3: a's token, b's last 5 (logits on the last). Then a's last token with b's.
+    expect(
+      native.batches.map((batch) => batch.map((c) => [c.sequence, c.first, c.tokens.length, c.logits])),
+    ).toEqual([
+      [[0, 0, 3, [2]]],
+      [
+        [0, 3, 1, [0]],
+        [1, 0, 7, []],
+      ],
+      [
+        [0, 4, 1, [0]],
+        [1, 7, 5, [4]],
+      ],
+      [
+        [0, 5, 1, [0]],
+        [1, 12, 1, [0]],
+      ],
+    ]);
+    expect(a.taken).toEqual([1002, 1000, 1000, 1000]);
+    expect(b.taken).toEqual([1005, 1001]);
+    // Each sequence holds what was decoded on it: the prompt and every token but the last sampled.
+    expect(a.sequence.tokens).toEqual([1, 2, 3, 1002, 1000, 1000]);
+    expect(b.sequence.tokens).toEqual([...tokens(12, 50), 1005]);
+    expect([a.closed, b.closed, cleared]).toEqual([1, 1, []]);
+    expect(lockstep.stats).toEqual({ steps: 4, sequences: 7 });
+  });
+
+  it('ends the generations of a failed decode with its error and forgets their sequences, then goes on', async () => {
+    const native = new RecordingContext();
+    native.failing.add(2);
+    const cleared: number[] = [];
+    const lockstep = new Lockstep(native, {
+      batchSize: 8,
+      contextSize: 100,
+      onDecodeError: (s) => cleared.push(s.id),
+    });
+    const a = new Recorder(0, 5);
+    lockstep.add(a, tokens(2));
+    await a.done;
+    expect(a.taken).toHaveLength(2);
+    expect((a.taken[1] as Error).message).toBe('Eval has failed');
+    expect([a.closed, cleared]).toEqual([1, [0]]);
+
+    const b = new Recorder(1, 2);
+    lockstep.add(b, tokens(2));
+    await b.done;
+    expect(b.taken).toEqual([1001, 1000]);
+  });
+
+  it('ends a generation that would overflow its sequence, and drops a cancelled one without sampling it', async () => {
+    const native = new RecordingContext();
+    const lockstep = new Lockstep(native, { batchSize: 8, contextSize: 4, onDecodeError: () => undefined });
+    const full = new Recorder(0, 10);
+    lockstep.add(full, tokens(3));
+    await full.done;
+    // 3 prompt tokens, then one generated token fills the 4 positions: the next one cannot go in.
+    expect(full.taken.slice(0, 2)).toEqual([1002, 1000]);
+    expect((full.taken[2] as Error).message).toBe('sequence 0 is full');
+
+    const cancelled = new Recorder(1, 10);
+    native.hold = true;
+    lockstep.add(cancelled, tokens(2));
+    while (native.release === undefined) await new Promise((r) => setImmediate(r));
+    cancelled.cancelled = true;
+    native.hold = false;
+    native.release();
+    await cancelled.done;
+    expect([cancelled.taken, cancelled.closed]).toEqual([[], 1]);
+  });
+
+  it('stops only once the step in flight is back, ending every generation, and refuses new ones', async () => {
+    const native = new RecordingContext();
+    const lockstep = new Lockstep(native, { batchSize: 8, contextSize: 100, onDecodeError: () => undefined });
+    const a = new Recorder(0, 100);
+    native.hold = true;
+    lockstep.add(a, tokens(2));
+    while (native.release === undefined) await new Promise((r) => setImmediate(r));
+    let stopped = false;
+    const stopping = lockstep.stop(new Error('unloading')).then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 20));
+    // The decode is still in flight: nothing is closed, and stop has not resolved.
+    expect([native.inFlight, a.closed, stopped]).toEqual([true, 0, false]);
+    native.release();
+    await stopping;
+    expect(native.inFlight).toBe(false);
+    expect(a.closed).toBe(1);
+    expect((a.taken.at(-1) as Error).message).toBe('unloading');
+
+    const late = new Recorder(1, 2);
+    lockstep.add(late, tokens(1));
+    expect([(late.taken[0] as Error).message, late.closed]).toEqual(['unloading', 1]);
+  });
+});
