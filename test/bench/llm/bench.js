@@ -6,11 +6,11 @@
 // ~/.cache/clinicalsuite/llama-server/ with services/medllm/scripts/build-llama-server.sh). ~6 min a run.
 //
 // Rows: `service` (services/llm/dist/boot.cjs as a child, through the `openai` SDK, streamed);
-// `direct` (node-llama-cpp in this process, driven as the service's engine drives it: LlamaChat per
-// request); `direct lockstep` (the same context, every request's next token pulled at once: the
-// batching node-llama-cpp can reach); `addon lockstep` (node-llama-cpp's native addon driven
-// directly, addon-backend.js: what its JavaScript layer costs); `llama-server` (through the same
-// SDK code).
+// `direct` (node-llama-cpp in this process as it is commonly used: LlamaChat per request);
+// `direct lockstep` (the same context, every request's next token pulled at once through
+// node-llama-cpp's own sequences: the batching its public API can reach); `engine` (the
+// service's engine in this process, engine-backend.js: its loop on node-llama-cpp's native addon,
+// without HTTP); `llama-server` (through the same SDK code).
 // Targets: service aggregate >= 1.8x its single stream; service throughput >= 0.95x direct
 // node-llama-cpp and >= 0.9x llama-server ("throughput" = aggregate tokens/s at 3 concurrent).
 //
@@ -28,9 +28,8 @@
 // BENCH_GPU (`false`: CPU only; `cuda`: every layer on the GPU in all three, the service with
 // GPU=cuda GPU_LAYERS=max, llama-server with -ngl 99, built with LLAMA_SERVER_GPU=cuda unless
 // LLAMA_SERVER names one), BENCH_SERVICE_POOL (the service's UV_THREADPOOL_SIZE instead of its
-// entry's choice), UV_THREADPOOL_SIZE (in-process node-llama-cpp's, likewise), BENCH_SKIP_ADDON=1
-// (no `addon lockstep` row: node-llama-cpp's addon driven without its JavaScript layer,
-// addon-backend.js).
+// entry's choice), UV_THREADPOOL_SIZE (in-process node-llama-cpp's, likewise), BENCH_SKIP_ENGINE=1
+// (no `engine` row).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -43,7 +42,7 @@ import OpenAI from 'openai';
 import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-llama-cpp';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { threadPoolChoice, uvThreadpoolSizeOf } from '../../../services/llm/dist/thread-pool.js';
-import { addonLockstepBackend } from './addon-backend.js';
+import { engineBackend } from './engine-backend.js';
 import { chatPrompt, tokensResult } from './generation.js';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? '2');
@@ -243,8 +242,6 @@ async function directBackend() {
       }
     },
     lockstep: lockstepBackend(model, context, chatWrapper),
-    model,
-    chatWrapper,
     dispose: () => llama.dispose(),
   };
 }
@@ -406,14 +403,14 @@ try {
   backends.push(service);
   const direct = await directBackend();
   backends.push(direct, direct.lockstep);
-  if (process.env.BENCH_SKIP_ADDON !== '1') {
+  if (process.env.BENCH_SKIP_ENGINE !== '1') {
     backends.push(
-      await addonLockstepBackend({
-        model: direct.model,
-        chatWrapper: direct.chatWrapper,
+      await engineBackend({
+        modelPath,
         contextSize: CONTEXT_SIZE,
         sequences: CONCURRENCY,
         threads: THREADS,
+        gpu: onGpu ? GPU : false,
         maxTokens: MAX_TOKENS,
       }),
     );
@@ -506,16 +503,19 @@ try {
   const d = rows.get('direct');
   const l = rows.get('direct lockstep');
   console.log(
-    `  node-llama-cpp lockstep / as the service drives it (LlamaChat per request): 3-concurrent ${f2(l.aggTps / d.aggTps)}, ` +
+    `  node-llama-cpp lockstep / LlamaChat per request: 3-concurrent ${f2(l.aggTps / d.aggTps)}, ` +
       `single ${f2(l.singleTps / d.singleTps)}; same text ${l.texts.filter((t, i) => t === d.texts[i]).length}/${d.texts.length}`,
   );
-  const a = rows.get('addon lockstep');
+  const e = rows.get('engine');
   const ls = rows.get('llama-server');
-  if (a !== undefined && ls !== undefined) {
+  if (e !== undefined) {
     console.log(
-      `  node-llama-cpp's addon driven directly (without its JavaScript layer) / llama-server: ` +
-        `3-concurrent ${f2(a.aggTps / ls.aggTps)}, single ${f2(a.singleTps / ls.singleTps)}; ` +
-        `service / addon lockstep: 3-concurrent ${f2(s.aggTps / a.aggTps)}, single ${f2(s.singleTps / a.singleTps)}`,
+      `  the service's engine in this process / direct lockstep (node-llama-cpp's evaluate()): ` +
+        `3-concurrent ${f2(e.aggTps / l.aggTps)}, single ${f2(e.singleTps / l.singleTps)}; ` +
+        `service / engine (what HTTP costs): 3-concurrent ${f2(s.aggTps / e.aggTps)}, single ${f2(s.singleTps / e.singleTps)}` +
+        (ls === undefined
+          ? ''
+          : `; engine / llama-server: 3-concurrent ${f2(e.aggTps / ls.aggTps)}, single ${f2(e.singleTps / ls.singleTps)}`),
     );
   }
 } finally {
