@@ -82,6 +82,15 @@ function params(maxTokens: number, extra: Partial<GenerationParams> = {}): Gener
   return { maxTokens, temperature: 0, stop: [], format: { type: 'text' }, ...extra };
 }
 
+/** The engine on the CPU: `sequences` slots of `contextSize` tokens. */
+const loadEngine = (
+  modelPath: string,
+  sequences: number,
+  contextSize: number,
+  threads = 1,
+  batchSize?: number,
+) => loadLlamaEngine({ modelPath, sequences, contextSize, threads, gpu: false, gpuLayers: 0, batchSize });
+
 const generate = (engine: LlmEngine, prompt: string, p: GenerationParams) =>
   engine.generate([{ role: 'user', text: prompt }], p, {}, new AbortController().signal);
 
@@ -89,14 +98,7 @@ describe('the lockstep engine against node-llama-cpp’s LlamaChat (tiny model)'
   let engine: LlmEngine;
   let ref: Reference;
   beforeAll(async () => {
-    engine = await loadLlamaEngine({
-      modelPath: tinyModelPath(),
-      sequences: 6,
-      contextSize: 512,
-      threads: 1,
-      gpu: false,
-      gpuLayers: 0,
-    });
+    engine = await loadEngine(tinyModelPath(), 6, 512);
     ref = await reference(tinyModelPath(), 1);
   }, 60_000);
   afterAll(async () => {
@@ -198,15 +200,7 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
   it('evaluates a prompt longer than the batch over several steps, beside a running generation', async () => {
     // 8 tokens a step: the long prompt takes several steps, sharing them with the short request's
     // tokens, and both replies are LlamaChat's.
-    const engine = await loadLlamaEngine({
-      modelPath: tinyModelPath(),
-      sequences: 2,
-      contextSize: 512,
-      threads: 1,
-      gpu: false,
-      gpuLayers: 0,
-      batchSize: 8,
-    });
+    const engine = await loadEngine(tinyModelPath(), 2, 512, 1, 8);
     try {
       const long = 'A 67-year-old man with a history of hypertension and diabetes presents with chest pain';
       const expected = [await ref.reply('fever', 20), await ref.reply(long, 20)];
@@ -222,14 +216,7 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
   }, 60_000);
 
   it('ends a generation in work with an error when the model is unloaded, and frees the context after its step', async () => {
-    const engine = await loadLlamaEngine({
-      modelPath: tinyModelPath(),
-      sequences: 1,
-      contextSize: 512,
-      threads: 1,
-      gpu: false,
-      gpuLayers: 0,
-    });
+    const engine = await loadEngine(tinyModelPath(), 1, 512);
     let tokens = 0;
     const running = engine.generate(
       [{ role: 'user', text: 'long' }],
@@ -253,14 +240,7 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
     let engine: LlmEngine;
     let ref: Reference;
     beforeAll(async () => {
-      engine = await loadLlamaEngine({
-        modelPath: REAL,
-        sequences: 4,
-        contextSize: 2048,
-        threads: 2,
-        gpu: false,
-        gpuLayers: 0,
-      });
+      engine = await loadEngine(REAL, 4, 2048, 2);
       ref = await reference(REAL, 2);
     }, 120_000);
     afterAll(async () => {

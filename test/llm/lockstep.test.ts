@@ -90,17 +90,23 @@ class Recorder implements Stepper {
   }
 }
 
+/** A loop over a fresh stand-in, recording the sequences it forgets after a failed decode. */
+function setup(contextSize = 100): { native: RecordingContext; lockstep: Lockstep; cleared: number[] } {
+  const native = new RecordingContext();
+  const cleared: number[] = [];
+  const lockstep = new Lockstep(native, {
+    batchSize: 8,
+    contextSize,
+    onDecodeError: (s) => cleared.push(s.id),
+  });
+  return { native, lockstep, cleared };
+}
+
 const tokens = (n: number, from = 1): Token[] => Array.from({ length: n }, (_, i) => (from + i) as Token);
 
 describe('Lockstep', () => {
   it('puts every generating token first, then prompts as the batch allows, and samples only a finished prompt', async () => {
-    const native = new RecordingContext();
-    const cleared: number[] = [];
-    const lockstep = new Lockstep(native, {
-      batchSize: 8,
-      contextSize: 100,
-      onDecodeError: (s) => cleared.push(s.id),
-    });
+    const { native, lockstep, cleared } = setup();
     const a = new Recorder(0, 4);
     const b = new Recorder(1, 2);
     lockstep.add(a, tokens(3));
@@ -137,14 +143,8 @@ describe('Lockstep', () => {
   });
 
   it('ends the generations of a failed decode with its error and forgets their sequences, then goes on', async () => {
-    const native = new RecordingContext();
+    const { native, lockstep, cleared } = setup();
     native.failing.add(2);
-    const cleared: number[] = [];
-    const lockstep = new Lockstep(native, {
-      batchSize: 8,
-      contextSize: 100,
-      onDecodeError: (s) => cleared.push(s.id),
-    });
     const a = new Recorder(0, 5);
     lockstep.add(a, tokens(2));
     await a.done;
@@ -159,8 +159,7 @@ describe('Lockstep', () => {
   });
 
   it('ends a generation that would overflow its sequence, and drops a cancelled one without sampling it', async () => {
-    const native = new RecordingContext();
-    const lockstep = new Lockstep(native, { batchSize: 8, contextSize: 4, onDecodeError: () => undefined });
+    const { native, lockstep } = setup(4);
     const full = new Recorder(0, 10);
     lockstep.add(full, tokens(3));
     await full.done;
@@ -180,8 +179,7 @@ describe('Lockstep', () => {
   });
 
   it('stops only once the step in flight is back, ending every generation, and refuses new ones', async () => {
-    const native = new RecordingContext();
-    const lockstep = new Lockstep(native, { batchSize: 8, contextSize: 100, onDecodeError: () => undefined });
+    const { native, lockstep } = setup();
     const a = new Recorder(0, 100);
     native.hold = true;
     lockstep.add(a, tokens(2));

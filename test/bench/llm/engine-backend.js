@@ -5,6 +5,7 @@
 // evaluate() gains.
 import { performance } from 'node:perf_hooks';
 import { loadLlamaEngine } from '../../../services/llm/dist/adapters/llama-engine.js';
+import { requestResult } from './generation.js';
 
 /**
  * @param {object} o
@@ -37,15 +38,13 @@ export async function engineBackend({ modelPath, contextSize, sequences, threads
         { onTokens: () => (first ??= performance.now()) },
         new AbortController().signal,
       );
-      const end = performance.now();
-      return {
+      return requestResult({
         start,
-        first: first ?? end,
-        end,
+        first,
         tokens: result.completionTokens,
         promptTokens: engine.countPromptTokens(turns),
         text: result.text,
-      };
+      });
     },
     dispose: () => engine.dispose(),
   };

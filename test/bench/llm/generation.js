@@ -12,15 +12,13 @@ export function chatPrompt(model, chatWrapper, prompt) {
   return { history, tokens: contextText.tokenize(model.tokenizer) };
 }
 
-/** A finished request from its generated tokens: times (ms), token counts and the text. */
-export function tokensResult(model, { start, first, tokens, promptTokens }) {
+/** A finished request, now: times (ms), token counts and the text, the shape every row is measured from. */
+export function requestResult({ start, first, tokens, promptTokens, text }) {
   const end = performance.now();
-  return {
-    start,
-    first: first ?? end,
-    end,
-    tokens: tokens.length,
-    promptTokens,
-    text: model.detokenize(tokens),
-  };
+  return { start, first: first ?? end, end, tokens, promptTokens, text };
+}
+
+/** A finished request from its generated tokens. */
+export function tokensResult(model, { start, first, tokens, promptTokens }) {
+  return requestResult({ start, first, tokens: tokens.length, promptTokens, text: model.detokenize(tokens) });
 }
