@@ -67,6 +67,9 @@ class Recorder implements Stepper {
   readonly taken: (Token | Error)[] = [];
   closed = 0;
   cancelled = false;
+  /** For each flush: whether a decode was in flight then (set `probe`). */
+  readonly flushes: boolean[] = [];
+  probe: () => boolean = () => false;
   readonly done: Promise<void>;
   private finished!: () => void;
 
@@ -83,6 +86,9 @@ class Recorder implements Stepper {
   take(token: Token | Error): boolean {
     this.taken.push(token);
     return !(token instanceof Error) && this.taken.length < this.wanted;
+  }
+  flush(): void {
+    this.flushes.push(this.probe());
   }
   close(): void {
     this.closed++;
@@ -109,6 +115,7 @@ describe('Lockstep', () => {
     const { native, lockstep, cleared } = setup();
     const a = new Recorder(0, 4);
     const b = new Recorder(1, 2);
+    a.probe = b.probe = () => native.inFlight;
     lockstep.add(a, tokens(3));
     await new Promise((r) => setImmediate(r));
     lockstep.add(b, tokens(12, 50));
@@ -139,6 +146,9 @@ describe('Lockstep', () => {
     expect(a.sequence.tokens).toEqual([1, 2, 3, 1002, 1000, 1000]);
     expect(b.sequence.tokens).toEqual([...tokens(12, 50), 1005]);
     expect([a.closed, b.closed, cleared]).toEqual([1, 1, []]);
+    // Each step hands the last step's output on while its own decode is in flight.
+    expect(a.flushes).toEqual([true, true, true, true]);
+    expect(b.flushes).toEqual([true, true, true]);
     expect(lockstep.stats).toEqual({ steps: 4, sequences: 7 });
   });
 

@@ -47,6 +47,9 @@ export class Generation implements Stepper {
   private readonly promptTail: number;
   /** Tokens whose text is released (the rest decode to an incomplete character so far). */
   private decoded: number;
+  /** Output not yet handed to the callbacks (`flush`): tokens counted, text released. */
+  private tokensOut = 0;
+  private textOut = '';
   private settled = false;
   private readonly onAbort: () => void;
   private readonly config: SamplerConfig;
@@ -78,6 +81,7 @@ export class Generation implements Stepper {
     this.sampler = o.native.createSampler();
     this.onAbort = () => {
       this.settle(() => {
+        this.flush();
         o.reject(o.signal.reason);
       });
     };
@@ -111,6 +115,7 @@ export class Generation implements Stepper {
   take(token: Token | Error): boolean {
     if (token instanceof Error) {
       this.settle(() => {
+        this.flush();
         this.o.reject(token);
       });
       return false;
@@ -118,11 +123,29 @@ export class Generation implements Stepper {
     if (this.o.model.isEogToken(token)) return this.finish('stop');
     if (this.o.tokenStops.has(token)) return this.finish('stop');
     this.tokens.push(token);
-    this.o.callbacks.onTokens?.(1);
+    this.tokensOut++;
     this.emit(this.decode(false));
     if (this.o.text.hasStopped) return this.finish('stop');
     if (this.completionTokens >= this.o.params.maxTokens) return this.finish('length');
     return true;
+  }
+
+  /**
+   * Hands the output so far to the callbacks (the stream, the metrics). The loop calls it once the
+   * next decode is under way, so that writing to the client overlaps the decode instead of
+   * delaying it; the end of a generation flushes before it settles.
+   */
+  flush(): void {
+    if (this.tokensOut > 0) {
+      const count = this.tokensOut;
+      this.tokensOut = 0;
+      this.o.callbacks.onTokens?.(count);
+    }
+    if (this.textOut !== '') {
+      const text = this.textOut;
+      this.textOut = '';
+      this.o.callbacks.onText?.(text);
+    }
   }
 
   close(): void {
@@ -148,16 +171,15 @@ export class Generation implements Stepper {
   }
 
   private emit(piece: string): void {
-    const released = this.o.text.push(piece);
-    if (released !== '') this.o.callbacks.onText?.(released);
+    this.textOut += this.o.text.push(piece);
   }
 
   private finish(reason: FinishReason): false {
     this.emit(this.decode(true));
-    const tail = this.o.text.end();
-    if (tail !== '') this.o.callbacks.onText?.(tail);
+    this.textOut += this.o.text.end();
     const finishReason = this.o.text.hasStopped ? 'stop' : reason;
     this.settle(() => {
+      this.flush();
       this.o.resolve({
         text: this.o.text.reply,
         completionTokens: this.completionTokens,

@@ -7,7 +7,8 @@ import type { Sequence } from './sequence-pool.js';
  * generation's next token (or a new one's prompt, up to the batch size) into one batch, decodes it
  * once, samples each generation's token, hands it over, and goes again. A new generation joins at
  * the next step. The calls are the native addon's (native.ts): two hand-offs to libuv's pool per
- * step (the decode, then the samples side by side), nothing queued in between.
+ * step (the decode, then the samples side by side), nothing queued in between. What a step's tokens
+ * produce for the clients (stream writes, metrics) is handed on while the next decode runs.
  */
 
 export interface Stepper {
@@ -21,6 +22,8 @@ export interface Stepper {
    * generation is over (it is then dropped and `close` is called).
    */
   take(token: Token | Error): boolean;
+  /** Hands the output of the tokens taken so far on (called while the next decode runs). */
+  flush(): void;
   /** True when it must be dropped without another step (its request was aborted). */
   readonly cancelled: boolean;
   /** Ends the generation: frees what it holds and settles its request if nothing else did. Once. */
@@ -155,7 +158,10 @@ export class Lockstep {
         const indexes = native.addToBatch(sequence.id, sequence.tokens.length, tokenArray(p.tokens), logits);
         if (p.sample) p.logitIndex = indexes[0] as number;
       }
-      await native.decodeBatch();
+      const decoding = native.decodeBatch();
+      // The decode runs on libuv's pool: meanwhile the last step's tokens go out to the clients.
+      for (const p of plan) flushQuietly(p.stepper);
+      await decoding;
     } catch (error) {
       for (const p of plan) {
         this.options.onDecodeError(p.stepper.sequence);
@@ -209,6 +215,14 @@ export class Lockstep {
   private drop(stepper: Stepper): void {
     if (!this.active.delete(stepper)) return;
     stepper.close();
+  }
+}
+
+function flushQuietly(stepper: Stepper): void {
+  try {
+    stepper.flush();
+  } catch {
+    // A callback's failure is the request's own; the step goes on for the others.
   }
 }
 
