@@ -225,7 +225,10 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
       new AbortController().signal,
     );
     while (tokens < 5) await new Promise((r) => setTimeout(r, 2));
-    const outcome = expect(running).rejects.toThrow('the model is being unloaded');
+    const outcome = expect(running).rejects.toMatchObject({
+      status: 503,
+      message: 'the model is being unloaded: the service is stopping',
+    });
     await engine.dispose();
     await outcome;
     expect(tokens).toBeLessThan(400);

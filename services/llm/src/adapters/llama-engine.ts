@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { BadRequestError } from '@clinicalsuite/kit';
+import { BadRequestError, ServiceUnavailableError } from '@clinicalsuite/kit';
 import {
   LlamaLogLevel,
   LlamaText,
@@ -257,8 +257,11 @@ class LlamaEngine implements LlmEngine {
   }
 
   async dispose(): Promise<void> {
-    // No decode or sampling step may be in flight when the context goes.
-    await this.lockstep.stop(new Error('the model is being unloaded'));
+    // No decode or sampling step may be in flight when the context goes. A request still in work
+    // gets a 503 (with Retry-After): another replica, or this one once restarted, can serve it.
+    await this.lockstep.stop(
+      new ServiceUnavailableError('the model is being unloaded: the service is stopping'),
+    );
     await this.context.dispose();
     await this.model.dispose();
     await this.llama.dispose();
