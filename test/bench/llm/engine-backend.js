@@ -29,8 +29,9 @@ export async function engineBackend({ modelPath, contextSize, sequences, threads
   return {
     name: 'engine',
     async generate(prompt) {
-      const start = performance.now();
       const turns = [{ role: 'user', text: prompt }];
+      const promptTokens = engine.countPromptTokens(turns);
+      const start = performance.now();
       let first;
       const result = await engine.generate(
         turns,
@@ -38,11 +39,13 @@ export async function engineBackend({ modelPath, contextSize, sequences, threads
         { onTokens: () => (first ??= performance.now()) },
         new AbortController().signal,
       );
+      const end = performance.now();
       return requestResult({
         start,
         first,
+        end,
         tokens: result.completionTokens,
-        promptTokens: engine.countPromptTokens(turns),
+        promptTokens,
         text: result.text,
       });
     },

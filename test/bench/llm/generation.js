@@ -12,13 +12,23 @@ export function chatPrompt(model, chatWrapper, prompt) {
   return { history, tokens: contextText.tokenize(model.tokenizer) };
 }
 
-/** A finished request, now: times (ms), token counts and the text, the shape every row is measured from. */
-export function requestResult({ start, first, tokens, promptTokens, text }) {
-  const end = performance.now();
+/**
+ * A request that ended at `end` (ms): times, token counts and the text, the shape every row is
+ * measured from.
+ */
+export function requestResult({ start, first, end, tokens, promptTokens, text }) {
   return { start, first: first ?? end, end, tokens, promptTokens, text };
 }
 
-/** A finished request from its generated tokens. */
+/** A request that ended now, from its generated tokens (detokenized after the clock stops). */
 export function tokensResult(model, { start, first, tokens, promptTokens }) {
-  return requestResult({ start, first, tokens: tokens.length, promptTokens, text: model.detokenize(tokens) });
+  const end = performance.now();
+  return requestResult({
+    start,
+    first,
+    end,
+    tokens: tokens.length,
+    promptTokens,
+    text: model.detokenize(tokens),
+  });
 }
