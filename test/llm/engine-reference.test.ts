@@ -232,8 +232,14 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
     await engine.dispose();
     await outcome;
     expect(tokens).toBeLessThan(400);
-    // Nothing starts on an unloaded engine.
-    await expect(generate(engine, 'again', params(5))).rejects.toThrow();
+    // Nothing starts on an unloaded engine: a later request gets the same 503.
+    expect(() => engine.countPromptTokens([{ role: 'user', text: 'again' }])).toThrow(
+      'the model is being unloaded',
+    );
+    await expect(generate(engine, 'again', params(5))).rejects.toMatchObject({
+      status: 503,
+      message: 'the model is being unloaded: the service is stopping',
+    });
   }, 60_000);
 });
 

@@ -134,6 +134,8 @@ class LlamaEngine implements LlmEngine {
   private readonly pool: SequencePool;
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   private readonly lockstep: Lockstep;
+  /** Set once unloading starts: every request from then on gets it. */
+  private unloading: ServiceUnavailableError | undefined;
 
   constructor(
     private readonly llama: Llama,
@@ -155,6 +157,7 @@ class LlamaEngine implements LlmEngine {
   }
 
   countPromptTokens(turns: readonly ChatTurn[]): number {
+    this.throwIfUnloading();
     const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history(turns) });
     return contextText.tokenize(this.model.tokenizer).length;
   }
@@ -173,11 +176,17 @@ class LlamaEngine implements LlmEngine {
     callbacks: GenerateCallbacks,
     signal: AbortSignal,
   ): Promise<GenerationResult> {
+    this.throwIfUnloading();
     const grammar = await this.grammarFor(params.format);
+    this.throwIfUnloading();
     const state = this.chatWrapper.generateContextState({ chatHistory: history(turns) });
     const prompt = state.contextText.tokenize(this.model.tokenizer);
     const { tokenStops, textStops } = this.stopsOf(state.stopGenerationTriggers, grammar);
     const { sequence, start } = await this.pool.acquire(prompt, signal);
+    if (this.unloading !== undefined) {
+      this.pool.release(sequence);
+      throw this.unloading;
+    }
     return new Promise<GenerationResult>((resolve, reject) => {
       let generation: Generation;
       try {
@@ -256,12 +265,16 @@ class LlamaEngine implements LlmEngine {
     return grammar;
   }
 
+  private throwIfUnloading(): void {
+    if (this.unloading !== undefined) throw this.unloading;
+  }
+
   async dispose(): Promise<void> {
-    // No decode or sampling step may be in flight when the context goes. A request still in work
-    // gets a 503 (with Retry-After): another replica, or this one once restarted, can serve it.
-    await this.lockstep.stop(
-      new ServiceUnavailableError('the model is being unloaded: the service is stopping'),
-    );
+    // No decode or sampling step may be in flight when the context goes. A request still in work,
+    // or one that comes in meanwhile, gets a 503 (with Retry-After): another replica, or this one
+    // once restarted, can serve it.
+    this.unloading ??= new ServiceUnavailableError('the model is being unloaded: the service is stopping');
+    await this.lockstep.stop(this.unloading);
     await this.context.dispose();
     await this.model.dispose();
     await this.llama.dispose();
