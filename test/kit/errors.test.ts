@@ -128,6 +128,17 @@ describe('validation and the error catalogue over a real socket', () => {
     expect(((await v1.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
   });
 
+  it('answers 413, not 500, to a form with more fields than the parser takes', async () => {
+    const form = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
+    const res = await fetch(`${envelope.url}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ success: false, message: expect.stringContaining('more form fields') });
+  });
+
   it('answers 400 to malformed JSON', async () => {
     const res = await post(`${srv.url}/chat`, '{"messages": [');
     expect(res.status).toBe(400);

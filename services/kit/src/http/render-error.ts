@@ -28,6 +28,11 @@ export function toHttpError(error: unknown): HttpError {
       const limit = typeof e.limit === 'number' ? ` of ${e.limit} bytes` : '';
       return new PayloadTooLargeError(`Request body exceeds the limit${limit}`, { cause: error });
     }
+    if (e.type === 'parameters.too.many' || (e.status === 413 && e.type !== undefined)) {
+      return new PayloadTooLargeError('Request body has more form fields than this endpoint accepts', {
+        cause: error,
+      });
+    }
     if (e.type === 'entity.parse.failed') {
       return new BadRequestError('Request body is not valid JSON', { code: 'invalid_json', cause: error });
     }
