@@ -238,6 +238,19 @@ describe('sign-in failure window', () => {
     expect(w.blockedFor('k', 1050)).toBe(0);
   });
 
+  it('counts tries in progress until they end, and only failed ones after', () => {
+    const w = new FailureWindow({ maxFailures: 2, windowMs: 1000, maxKeys: 10 });
+    expect(w.begin('k', 0)).toBe(0);
+    expect(w.begin('k', 0)).toBe(0);
+    expect(w.begin('k', 0)).toBe(1000); // two in progress fill the window: nothing started
+    w.end('k', 10, false);
+    expect(w.begin('k', 20)).toBe(0);
+    w.end('k', 30, true);
+    w.end('k', 40, true);
+    expect(w.blockedFor('k', 50)).toBe(980); // the failure at 30 leaves at 1030
+    expect(w.blockedFor('other', 50)).toBe(0);
+  });
+
   it('forgets the oldest keys past maxKeys', () => {
     const w = new FailureWindow({ maxFailures: 1, windowMs: 1000, maxKeys: 2 });
     w.fail('a', 0);

@@ -264,6 +264,25 @@ describe('rate limit', () => {
   });
 });
 
+describe('rate limit under a burst', () => {
+  it('checks no more passwords than the limit when the tries arrive at once', async () => {
+    const client = new ProxyClient(proxy.url);
+    // All ten are past the limit check before the first password check ends.
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => client.login({ username: 'trudy', password: `guess-${i}` })),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+    for (const a of answers.filter((x) => x.status === 429))
+      expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The tries in progress ended: once they failed, the window alone says how long to wait.
+    const after = await client.login({ username: 'trudy', password: 'again' });
+    expect(after.status).toBe(429);
+    expect(Number(after.headers.get('retry-after'))).toBeGreaterThan(800);
+  });
+});
+
 describe('fields and actions', () => {
   let client: ProxyClient;
   beforeAll(async () => {

@@ -98,11 +98,13 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
         }
         const address = req.ip ?? 'unknown';
         const userKey = `${username.toLowerCase()}\u0000${address}`;
+        // Both windows start a try (a try in progress counts as a failure), or neither does.
         const now = rt.now();
-        const waitMs = Math.max(
-          rt.failuresPerUser.blockedFor(userKey, now),
-          rt.failuresPerAddress.blockedFor(address, now),
-        );
+        const userWait = rt.failuresPerUser.begin(userKey, now);
+        const addressWait = rt.failuresPerAddress.begin(address, now);
+        if (userWait === 0 && addressWait > 0) rt.failuresPerUser.end(userKey, now, false);
+        if (addressWait === 0 && userWait > 0) rt.failuresPerAddress.end(address, now, false);
+        const waitMs = Math.max(userWait, addressWait);
         if (waitMs > 0) {
           log.warn({ ip: address }, 'sign-in refused: too many failures');
           const seconds = Math.ceil(waitMs / 1000);
@@ -112,22 +114,27 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
           );
           return undefined;
         }
-        await rt.users.refresh().catch((error: unknown) => {
-          // A broken users file after a good one: the users read before stay.
-          log.error({ err: error }, 'users file not re-read; the users read before stay');
-        });
-        const release = await rt.loginGate.acquire(signal);
-        let result;
+        let result: Awaited<ReturnType<typeof rt.users.check>> | undefined;
         try {
-          result = USERNAME.test(username)
-            ? await rt.users.check(username, password)
-            : await rt.users.check('', password);
+          await rt.users.refresh().catch((error: unknown) => {
+            // A broken users file after a good one: the users read before stay.
+            log.error({ err: error }, 'users file not re-read; the users read before stay');
+          });
+          const release = await rt.loginGate.acquire(signal);
+          try {
+            result = USERNAME.test(username)
+              ? await rt.users.check(username, password)
+              : await rt.users.check('', password);
+          } finally {
+            release();
+          }
         } finally {
-          release();
+          // A try that ended without an answer (the client left, the queue was full) is no failure.
+          const failed = result !== undefined && result !== 'ok';
+          rt.failuresPerUser.end(userKey, rt.now(), failed);
+          rt.failuresPerAddress.end(address, rt.now(), failed);
         }
         if (result !== 'ok') {
-          rt.failuresPerUser.fail(userKey, rt.now());
-          rt.failuresPerAddress.fail(address, rt.now());
           log.warn({ ip: address }, 'sign-in failed');
           refuse('bad_credentials', new UnauthorizedError(BAD_CREDENTIALS));
           return undefined;
