@@ -5,13 +5,20 @@ import { disclose, hasExamIntent, hasOrderIntent } from '../../services/patient-
 import { diagnosisTerms, findLeak, redact } from '../../services/patient-sim/src/domain/leak.js';
 import {
   buildMessages,
+  promptInstructions,
   promptView,
   systemPrompt,
   trimHistory,
 } from '../../services/patient-sim/src/domain/prompt.js';
 import { KeyedMutex, SessionStore } from '../../services/patient-sim/src/domain/sessions.js';
 import { prepareText, matchesEn, matchesVi } from '../../services/patient-sim/src/domain/text.js';
-import { cleanReply, withoutEcho } from '../../services/patient-sim/src/domain/turn.js';
+import {
+  EmptyReplyError,
+  cleanReply,
+  runTurn,
+  withoutEcho,
+} from '../../services/patient-sim/src/domain/turn.js';
+import type { ChatBackend, CompletionRequest } from '@clinicalsuite/kit/llm';
 import type { CaseFile } from '../../services/patient-sim/src/schemas/case.js';
 
 const cases = loadCases([BUILTIN_CASES_DIR]);
@@ -183,11 +190,99 @@ describe('the reply check', () => {
 
 describe('a reply that echoes its instructions', () => {
   it('loses the echoed sentences and keeps the rest', () => {
+    const input = { view: promptView(cap), facts: [], procedures: [] };
+    const instructions = promptInstructions(input);
+    const intro = systemPrompt(input).split('\n')[0]!;
+    expect(instructions[0]).toBe(intro);
+    expect(withoutEcho(`${intro} It hurts when I breathe.`, instructions)).toBe('It hurts when I breathe.');
+    expect(withoutEcho(intro, instructions)).toBe('');
+    expect(withoutEcho('It hurts when I breathe.', instructions)).toBe('It hurts when I breathe.');
+    // A rule, or the complaint's label, echoed in front of the patient's words.
+    expect(withoutEcho(`${instructions[1]!} Why you came: My chest hurts.`, instructions)).toBe(
+      'My chest hurts.',
+    );
+  });
+
+  it('keeps a fact or the complaint quoted word for word: they are the patient’s words', () => {
+    const fever = cap.facts.find((f) => f.id === 'fever-rigors')!;
+    const input = { view: promptView(cap), facts: [fever], procedures: [] };
+    const instructions = promptInstructions(input);
+    const own = [cap.chief_complaint, fever.text];
+    for (const reply of [
+      fever.text,
+      "I've been feverish since yesterday, with shaking chills last night.",
+      `Yes doctor. ${fever.text}`,
+      cap.chief_complaint,
+    ])
+      expect(withoutEcho(reply, instructions, own)).toBe(reply);
+    // The instructions hold none of the patient's words; the prompt holds both.
+    const system = systemPrompt(input);
+    for (const words of own) {
+      expect(system).toContain(words);
+      for (const i of instructions) expect(i).not.toContain(words);
+    }
+    // An echo of the intro around a fact loses the intro only.
+    expect(withoutEcho(`${instructions[0]!}\n${fever.text}`, instructions, own)).toBe(fever.text);
+  });
+});
+
+/** A backend that answers each call with the next scripted text. */
+function scripted(...texts: string[]): ChatBackend & { readonly calls: CompletionRequest[] } {
+  const calls: CompletionRequest[] = [];
+  return {
+    calls,
+    complete: (request) => {
+      calls.push(request);
+      const text = texts[calls.length - 1];
+      if (text === undefined) throw new Error(`unexpected call ${calls.length}`);
+      return Promise.resolve({
+        text,
+        model: 'scripted',
+        finishReason: 'stop',
+        usage: { promptTokens: 10, completionTokens: 5 },
+        attempts: 1,
+        llmMs: 1,
+      });
+    },
+  };
+}
+
+const settings = { model: 'm', temperature: 0, maxTokens: 50, historyChars: 6000, leakRetries: 1 };
+const turnOn = (backend: ChatBackend, message: string, c: CaseFile = cap) =>
+  runTurn(
+    backend,
+    { caseFile: c, revealed: none, history: [], message, settings },
+    new AbortController().signal,
+  );
+
+describe('a turn', () => {
+  const fever = cap.facts.find((f) => f.id === 'fever-rigors')!.text;
+  const firstSentence = "I've been feverish since yesterday, with shaking chills last night.";
+
+  it('sends a reply that quotes the fact it reveals word for word, whole', async () => {
+    for (const reply of [
+      firstSentence,
+      fever,
+      `Yes doctor. ${firstSentence} I didn't take my temperature at home.`,
+    ]) {
+      const backend = scripted(reply);
+      const out = await turnOn(backend, 'Do you have a fever?');
+      expect(out.reply).toBe(reply);
+      expect(out.guard).toBe('none');
+      expect(out.newFacts.map((f) => f.id)).toEqual(['fever-rigors']);
+      expect(backend.calls).toHaveLength(1);
+      // The fact was in the prompt the model answered from.
+      expect(backend.calls[0]!.messages[0]!.content).toContain(fever);
+    }
+  });
+
+  it('still removes its echoed instructions', async () => {
     const system = systemPrompt({ view: promptView(cap), facts: [], procedures: [] });
     const intro = system.split('\n')[0]!;
-    expect(withoutEcho(`${intro} It hurts when I breathe.`, system)).toBe('It hurts when I breathe.');
-    expect(withoutEcho(intro, system)).toBe('');
-    expect(withoutEcho('It hurts when I breathe.', system)).toBe('It hurts when I breathe.');
+    const out = await turnOn(scripted(`${intro} ${firstSentence}`), 'Do you have a fever?');
+    expect(out.reply).toBe(firstSentence);
+    // A reply that is nothing but the instructions is empty, and so is its regeneration.
+    await expect(turnOn(scripted(intro, system), 'Do you have a fever?')).rejects.toThrow(EmptyReplyError);
   });
 });
 

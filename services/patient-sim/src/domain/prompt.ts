@@ -111,7 +111,21 @@ const PHRASES: Record<Language, Phrases> = {
   },
 };
 
-export function systemPrompt(input: Omit<PromptInput, 'history' | 'message' | 'historyChars'>): string {
+type SystemInput = Omit<PromptInput, 'history' | 'message' | 'historyChars'>;
+
+/** What the clinician is doing right now (names only), or undefined. */
+function proceduresLine(p: Phrases, input: SystemInput): string | undefined {
+  if (input.procedures.length === 0) return undefined;
+  const examining = input.procedures.some((f) => f.kind !== 'investigation');
+  const ordering = input.procedures.some((f) => f.kind === 'investigation');
+  return p.procedures(
+    input.procedures.map((f) => f.name),
+    examining,
+    ordering,
+  );
+}
+
+export function systemPrompt(input: SystemInput): string {
   const p = PHRASES[input.view.language];
   const lines = [
     p.intro(input.view),
@@ -122,22 +136,30 @@ export function systemPrompt(input: Omit<PromptInput, 'history' | 'message' | 'h
     `- ${p.complaint}: ${input.view.chief_complaint}`,
     ...(input.facts.length === 0 ? [p.noFacts] : input.facts.map((f) => `- ${f.text}`)),
   ];
-  if (input.procedures.length > 0) {
-    const examining = input.procedures.some((f) => f.kind !== 'investigation');
-    const ordering = input.procedures.some((f) => f.kind === 'investigation');
-    lines.push(
-      '',
-      p.procedures(
-        input.procedures.map((f) => f.name),
-        examining,
-        ordering,
-      ),
-    );
-  }
+  const procedures = proceduresLine(p, input);
+  if (procedures !== undefined) lines.push('', procedures);
   if (input.strict === true) lines.push('', p.strict);
   return lines.join('\n');
 }
 
+/**
+ * The system prompt's own instructions: every part of it except the patient's words (the chief
+ * complaint and the revealed facts, which the patient is meant to say, word for word if it likes).
+ * A model that echoes its prompt echoes these; `withoutEcho` removes them from a reply.
+ */
+export function promptInstructions(input: SystemInput): string[] {
+  const p = PHRASES[input.view.language];
+  const procedures = proceduresLine(p, input);
+  return [
+    p.intro(input.view),
+    ...p.rules,
+    p.known,
+    `${p.complaint}:`,
+    ...(input.facts.length === 0 ? [p.noFacts] : []),
+    ...(procedures === undefined ? [] : [procedures]),
+    ...(input.strict === true ? [p.strict] : []),
+  ];
+}
 /** The most recent exchanges whose text fits in `maxChars`, oldest first. */
 export function trimHistory(history: readonly Exchange[], maxChars: number): Exchange[] {
   const kept: Exchange[] = [];

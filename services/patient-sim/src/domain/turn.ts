@@ -2,7 +2,7 @@ import type { CaseFile, Fact, Finding } from '../schemas/case.js';
 import type { ChatBackend, Usage } from '@clinicalsuite/kit/llm';
 import { disclose } from './disclosure.js';
 import { diagnosisTerms, findLeak, redact } from './leak.js';
-import { buildMessages, promptView, type Exchange } from './prompt.js';
+import { buildMessages, promptInstructions, promptView, type Exchange } from './prompt.js';
 
 /**
  * One clinician message answered: disclose what it asks for, build the prompt from the revealed
@@ -88,14 +88,26 @@ export function cleanReply(text: string): string {
 
 /**
  * The reply without the instructions it repeats: a model that is not instruction-tuned may echo
- * its system prompt. Every sentence of the prompt of 20+ characters is removed from the reply.
+ * its system prompt. Each instruction (`promptInstructions`) and each of its sentences of 20+
+ * characters is removed from the reply, longest first. The patient's own words in the prompt (the
+ * chief complaint, the revealed facts) are what the patient is meant to say, word for word if the
+ * model likes: they are not instructions and stay, as does any instruction piece they contain.
  */
-export function withoutEcho(reply: string, system: string): string {
-  const lines = system.split('\n').map((l) => l.replace(/^- /, '').trim());
-  // Whole lines first, then their sentences, longest first: an echo is removed as a whole.
-  const pieces = [...lines, ...lines.flatMap((l) => l.split(/(?<=[.!?])\s+/u))]
-    .map((p) => p.trim())
-    .filter((p) => p.length >= 20)
+export function withoutEcho(
+  reply: string,
+  instructions: readonly string[],
+  patientWords: readonly string[] = [],
+): string {
+  const lines = instructions.flatMap((i) => i.split('\n')).map((l) => l.trim());
+  // Whole instructions first (the shortest is the complaint's label), then their sentences.
+  const pieces = [
+    ...lines,
+    ...lines
+      .flatMap((l) => l.split(/(?<=[.!?])\s+/u))
+      .map((p) => p.trim())
+      .filter((p) => p.length >= 20),
+  ]
+    .filter((p) => p !== '' && !patientWords.some((w) => w.includes(p)))
     .sort((a, b) => b.length - a.length);
   let out = reply;
   for (const p of pieces) out = out.split(p).join(' ');
@@ -118,6 +130,8 @@ export async function runTurn(
   const facts = caseFile.facts.filter((f) => input.revealed.has(f.id) || newIds.has(f.id));
   const view = promptView(caseFile);
   const terms = diagnosisTerms(caseFile.diagnosis);
+  // What the patient may say word for word: never taken for an echo of the instructions.
+  const patientWords = [view.chief_complaint, ...facts.map((f) => f.text)];
   let promptTokens = 0;
   let completionTokens = 0;
   let llmMs = 0;
@@ -145,7 +159,8 @@ export async function runTurn(
     llmMs += result.llmMs;
     model = result.model;
     finishReason = result.finishReason;
-    last = withoutEcho(cleanReply(result.text), messages[0]?.content ?? '');
+    const instructions = promptInstructions({ view, facts, procedures: d.findings, strict: call > 1 });
+    last = withoutEcho(cleanReply(result.text), instructions, patientWords);
     leaked = last !== '' && findLeak(last, terms) !== null;
     if (last !== '' && !leaked) {
       return {
