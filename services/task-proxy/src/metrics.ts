@@ -99,7 +99,7 @@ export function createTaskProxyMetrics(
   for (const reason of SESSION_ENDS) sessionsEnded.inc({ reason }, 0);
   const upstream = new Histogram({
     name: `${p}upstream_request_duration_seconds`,
-    help: 'Calls to the task agent by operation and outcome (ok, client_error, upstream_error, unavailable, aborted).',
+    help: 'Calls to the task agent by operation and outcome (ok, client_error, upstream_error, unavailable, timeout, aborted).',
     labelNames: ['operation', 'outcome'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers,

@@ -24,16 +24,22 @@ import type {
   TaskDetailBody,
   TaskListBody,
 } from '@clinicalsuite/task-agent/store';
-import { AgentUnavailableError, type AgentBackend, type ChatReply, type Task } from '../domain/backend.js';
+import {
+  AgentTimeoutError,
+  AgentUnavailableError,
+  type AgentBackend,
+  type ChatReply,
+  type Task,
+} from '../domain/backend.js';
 import type { TaskStatus } from '../schemas/actions.js';
 
 /**
  * The task agent's HTTP API (JSON, bearer token), with a deadline on every call. Failures map onto
  * the kit's catalogue: the agent's 4xx pass through with their status and message (404 unknown
  * task, 409 already finished, 422 fields), and its 503 (its LLM is down) with its reason; a refused
- * token or a 5xx is a 502 naming the agent; a connection failure or a timeout is an
- * AgentUnavailableError, which the proxy turns into an answer from the store (reads) or a clear
- * refusal.
+ * token or a 5xx is a 502 naming the agent; a connection failure is an AgentUnavailableError,
+ * which the proxy turns into an answer from the store (reads) or a clear refusal; no answer within
+ * the deadline is an AgentTimeoutError (a 504: the agent is slow, not gone).
  */
 
 export interface AgentClientOptions {
@@ -47,7 +53,7 @@ export interface AgentClientOptions {
   readonly onCall?: (operation: string, outcome: CallOutcome, seconds: number) => void;
 }
 
-export type CallOutcome = 'ok' | 'client_error' | 'upstream_error' | 'unavailable' | 'aborted';
+export type CallOutcome = 'ok' | 'client_error' | 'upstream_error' | 'unavailable' | 'timeout' | 'aborted';
 
 export type ProbeResult =
   { readonly state: 'online' } | { readonly state: 'offline'; readonly detail: string };
@@ -233,9 +239,11 @@ export class AgentClient implements AgentBackend {
         ? 'aborted'
         : error instanceof AgentUnavailableError
           ? 'unavailable'
-          : (error as HttpError).status < 500
-            ? 'client_error'
-            : 'upstream_error';
+          : error instanceof AgentTimeoutError
+            ? 'timeout'
+            : (error as HttpError).status < 500
+              ? 'client_error'
+              : 'upstream_error';
       throw error;
     } finally {
       this.options.onCall?.(spec.operation, outcome, (performance.now() - started) / 1000);
@@ -262,10 +270,9 @@ export class AgentClient implements AgentBackend {
     } catch (error) {
       if (signal.aborted) throw signal.reason as Error;
       if (timeout.aborted) {
-        throw new AgentUnavailableError(
-          `the task agent at ${this.displayUrl} did not answer within ${timeoutMs} ms`,
-          true,
-          'timeout',
+        throw new AgentTimeoutError(
+          `the task agent at ${this.displayUrl} did not answer within ${timeoutMs} ms (${spec.operation === 'chat' ? 'TASK_AGENT_CHAT_TIMEOUT_MS' : 'TASK_AGENT_TIMEOUT_MS'})`,
+          timeoutMs,
           { cause: error },
         );
       }
@@ -273,7 +280,6 @@ export class AgentClient implements AgentBackend {
       throw new AgentUnavailableError(
         `the task agent at ${this.displayUrl} is unreachable (${cause})`,
         !NOT_DELIVERED.has(cause),
-        'unreachable',
         { cause: error },
       );
     }

@@ -53,18 +53,33 @@ export interface AgentBackend extends TaskBackend {
 }
 
 /**
- * The agent could not be reached or did not answer. `delivered` says whether the request may have
- * reached it (a reset or a timeout: a write may have happened) or certainly did not (connection
- * refused, no such host): only then may a write go to the store.
+ * The agent could not be reached (connection refused, reset, no such host). `delivered` says
+ * whether the request may have reached it (a reset: a write may have happened) or certainly did
+ * not (connection refused, no such host): only then may a write go to the store.
  */
 export class AgentUnavailableError extends Error {
   constructor(
     message: string,
     readonly delivered: boolean,
-    readonly kind: 'unreachable' | 'timeout',
     options?: { cause?: unknown },
   ) {
     super(message, options);
     this.name = 'AgentUnavailableError';
+  }
+}
+
+/**
+ * The agent was reached but did not answer within the call's deadline. It is not offline (a slow
+ * chat or a busy store is not an outage): the proxy answers 504 and leaves the state to the probes.
+ * The request reached it, so a write may still happen.
+ */
+export class AgentTimeoutError extends Error {
+  constructor(
+    message: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AgentTimeoutError';
   }
 }

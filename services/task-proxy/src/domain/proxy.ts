@@ -1,14 +1,16 @@
-import { ServiceUnavailableError, BadGatewayError } from '@clinicalsuite/kit';
+import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '@clinicalsuite/kit';
 import type { ActionRequest } from '../schemas/actions.js';
 import { READ_ACTIONS } from '../schemas/actions.js';
-import { AgentUnavailableError, type AgentBackend, type TaskBackend } from './backend.js';
+import { AgentTimeoutError, AgentUnavailableError, type AgentBackend, type TaskBackend } from './backend.js';
 
 /**
  * One action, online or offline. Online (the agent's /health answered 200 at the last probe) the
  * agent answers; when a call finds it unreachable the proxy goes offline at once and a read is
  * answered from the store instead (a write too when it certainly did not reach the agent). Offline,
  * the store answers reads, `create_task` is queued in the store (the agent runs it when back),
- * `cancel_task` and `clear_history` are applied there, and `chat` is refused with 503.
+ * `cancel_task` and `clear_history` are applied there, and `chat` is refused with 503. A call the
+ * agent does not answer in time is a 504 and leaves the agent online: it was reached, it is slow
+ * (a long chat, a busy store), and other users' calls still go to it.
  */
 
 export type AnswerSource = 'agent' | 'store' | 'proxy';
@@ -43,6 +45,7 @@ export async function runAction(
     try {
       return { body: await fromAgent(request, deps.agent, signal), source: 'agent' };
     } catch (error) {
+      if (error instanceof AgentTimeoutError) throw timedOut(request.action, error);
       if (!(error instanceof AgentUnavailableError)) throw error;
       deps.markOffline(error.message);
       const safe = READ_ACTIONS.has(request.action) || !error.delivered;
@@ -132,6 +135,28 @@ async function answer(
       return backend.schedules(signal);
     case 'clear_history':
       return backend.clearHistory(request.sessionId, signal);
+  }
+}
+
+/** What a call the agent did not answer in time may still have done. */
+function timedOut(action: ActionRequest['action'], error: AgentTimeoutError): GatewayTimeoutError {
+  const said = capitalize(error.message);
+  switch (action) {
+    case 'create_task':
+      return new GatewayTimeoutError(
+        `${said}; it may still create the task: check with list_tasks before trying again`,
+      );
+    case 'cancel_task':
+      return new GatewayTimeoutError(
+        `${said}; it may still cancel the task: check with get_task before trying again`,
+      );
+    case 'clear_history':
+      return new GatewayTimeoutError(`${said}; it may still clear the history`);
+    case 'chat':
+      // The agent aborts a chat whose caller went away, so the turn is not kept: sending it again is safe.
+      return new GatewayTimeoutError(`${said}; the chat was stopped: try again`);
+    default:
+      return new GatewayTimeoutError(`${said}: try again`);
   }
 }
 

@@ -45,6 +45,7 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
       409: { description: 'cancel_task: the task is already done, failed or cancelled' },
       502: { description: 'The task agent failed' },
       503: { description: 'chat while the agent is offline; offline without a store' },
+      504: { description: 'The task agent did not answer in time (it stays online)' },
     },
     handler: async ({ req, res, signal, log }) => {
       const fields = (req.body ?? {}) as Record<string, unknown>;
