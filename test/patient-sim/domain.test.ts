@@ -309,6 +309,37 @@ describe('sessions', () => {
     expect(store.get('b', 1200)).toBeDefined();
   });
 
+  it('are not idle while a turn runs: neither expired nor dropped at the cap; the TTL counts from its end', () => {
+    const store = new SessionStore(1000, 1, 5);
+    const r = store.create('a', 'p', 'en', 0);
+    if (!r.ok) throw new Error('not created');
+    store.begin(r.session);
+    // The LLM takes longer than the TTL: the sweeper, a lookup and a new session at the cap all
+    // find it busy.
+    expect(store.sweep(5000)).toEqual([]);
+    expect(store.get('a', 5000)).toBe(r.session);
+    expect(store.create('b', 'p', 'en', 5000)).toEqual({ ok: false, reason: 'capacity' });
+    expect(store.expiresAt(r.session, 5000)).toBe(6000);
+    store.record(
+      r.session,
+      { clinician: 'q', patient: 'a' },
+      ['x'],
+      { promptTokens: 1, completionTokens: 1 },
+      5000,
+    );
+    store.end(r.session, 5000);
+    expect(store.get('a', 5999)?.turns).toHaveLength(1);
+    expect(store.expiresAt(r.session, 5999)).toBe(6000);
+    expect(store.sweep(6000)).toEqual([r.session]);
+    // A failed turn also counts as activity (and ends the busy mark).
+    const b = store.create('b', 'p', 'en', 7000);
+    if (!b.ok) throw new Error('not created');
+    store.begin(b.session);
+    store.end(b.session, 9000);
+    expect(store.get('b', 9999)).toBe(b.session);
+    expect(store.get('b', 10_000)).toBeUndefined();
+  });
+
   it('records revealed ids once, in order, and sums usage', () => {
     const store = new SessionStore(1000, 2, 5);
     const r = store.create('a', 'p', 'en', 0);

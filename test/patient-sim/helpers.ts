@@ -1,3 +1,4 @@
+import { createServer, type ServerResponse } from 'node:http';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildPatientSimApp, type PatientSimService } from '../../services/patient-sim/src/app.js';
 import { loadPatientSimConfig, type PatientSimConfig } from '../../services/patient-sim/src/config.js';
@@ -22,7 +23,7 @@ export interface SimTestServer {
 export async function startSim(
   llmUrl: string,
   env: Record<string, string> = {},
-  options: { waitReady?: boolean } = {},
+  options: { waitReady?: boolean; now?: () => number } = {},
 ): Promise<SimTestServer> {
   const config = loadPatientSimConfig({
     HOST: '127.0.0.1',
@@ -43,6 +44,7 @@ export async function startSim(
     config,
     logger: createLogger({ service: 'patient-sim', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
   service.start();
@@ -105,4 +107,73 @@ export async function closedPort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+type Message = { role: string; content: string };
+
+export interface ScriptedLlm {
+  readonly url: string;
+  /** The messages of every chat completion received, in order. */
+  readonly requests: Message[][];
+  /** What a chat completion answers (may wait: the test decides when the LLM replies). */
+  respond: (messages: Message[]) => string | Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * An OpenAI-compatible LLM on a loopback port whose replies the test writes: for what no real
+ * model can be made to say on cue (a fact quoted word for word, an empty regeneration) or when
+ * (a reply held while the session's TTL passes). `/health` and `/v1/models` answer as the suite's
+ * LLM does.
+ */
+export async function startScriptedLlm(): Promise<ScriptedLlm> {
+  const requests: Message[][] = [];
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    req.on('end', () => {
+      if (req.url === '/health') {
+        json(res, 200, { status: 'healthy', model: 'scripted' });
+        return;
+      }
+      if (req.url === '/v1/models') {
+        json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
+        return;
+      }
+      if (req.url !== '/v1/chat/completions') {
+        json(res, 404, { error: { message: 'not found' } });
+        return;
+      }
+      const { messages } = JSON.parse(raw) as { messages: Message[] };
+      requests.push(messages);
+      void Promise.resolve(llm.respond(messages)).then((content) =>
+        json(res, 200, {
+          id: `chatcmpl-${requests.length}`,
+          object: 'chat.completion',
+          created: 0,
+          model: 'scripted',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const llm: ScriptedLlm = {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    respond: () => 'I am not sure, doctor.',
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return llm;
 }

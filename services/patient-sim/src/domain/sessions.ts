@@ -4,7 +4,9 @@ import type { Exchange } from './prompt.js';
 /**
  * Conversations in memory: one replica's, lost on restart (documented). Idle sessions expire after
  * `ttlMs`; at most `maxSessions` live at once, and a new one beyond that is refused rather than an
- * old one dropped. Time is passed in (`now`, ms), so the store is pure and testable.
+ * old one dropped. A session with a turn in progress (`begin` .. `end`) is not idle: it neither
+ * expires nor makes room, and its TTL counts from the end of its last turn. Time is passed in
+ * (`now`, ms), so the store is pure and testable.
  */
 
 export interface SessionTurn extends Exchange {
@@ -20,6 +22,8 @@ export interface Session {
   readonly language: Language;
   readonly createdAt: number;
   lastActiveAt: number;
+  /** Turns in progress on it (`begin` .. `end`); while any is, it does not expire. */
+  busy: number;
   readonly turns: SessionTurn[];
   /** Fact and finding ids revealed so far, in the order they were. */
   readonly revealed: string[];
@@ -63,6 +67,7 @@ export class SessionStore {
       language,
       createdAt: now,
       lastActiveAt: now,
+      busy: 0,
       turns: [],
       revealed: [],
       usage: { promptTokens: 0, completionTokens: 0 },
@@ -87,8 +92,20 @@ export class SessionStore {
     return gone;
   }
 
-  expiresAt(s: Session): number {
-    return s.lastActiveAt + this.ttlMs;
+  /** When it expires if left idle from `now` on (a turn in progress counts as activity until now). */
+  expiresAt(s: Session, now: number): number {
+    return (s.busy > 0 ? Math.max(s.lastActiveAt, now) : s.lastActiveAt) + this.ttlMs;
+  }
+
+  /** A turn on the session starts: until its `end`, the session is not idle. */
+  begin(s: Session): void {
+    s.busy += 1;
+  }
+
+  /** The turn ended (answered or failed): the session's idle time counts from `now`. */
+  end(s: Session, now: number): void {
+    s.busy = Math.max(0, s.busy - 1);
+    s.lastActiveAt = Math.max(s.lastActiveAt, now);
   }
 
   /** Records a completed turn: the exchange, newly revealed ids and token usage. */
@@ -109,7 +126,7 @@ export class SessionStore {
   }
 
   private expired(s: Session, now: number): boolean {
-    return now >= this.expiresAt(s);
+    return s.busy === 0 && now >= this.expiresAt(s, now);
   }
 }
 

@@ -7,9 +7,11 @@ import {
   ServiceUnavailableError,
   defineRoute,
   type AnyRoute,
+  type Logger,
 } from '@clinicalsuite/kit';
 import { EmptyReplyError, runTurn } from '../domain/turn.js';
 import type { Session } from '../domain/sessions.js';
+import type { CaseFile } from '../schemas/case.js';
 import {
   PatientTurnRequestSchema,
   PatientTurnResponseSchema,
@@ -81,84 +83,103 @@ export function patientTurnRoute(rt: PatientSimRuntime): AnyRoute {
           rt.metrics.sessionsCreated.inc();
         }
         const s = session;
-        let outcome: Awaited<ReturnType<typeof runTurn>>;
+        // Not idle while the turn runs: neither expired by the sweeper nor dropped at capacity while
+        // the LLM answers (the turn is recorded into it afterwards).
+        rt.store.begin(s);
         try {
-          outcome = await runTurn(
-            rt.backend,
-            {
-              caseFile: c,
-              revealed: new Set(s.revealed),
-              history: s.turns,
-              message: body.message,
-              settings: {
-                model: rt.llm().model ?? rt.config.PATIENT_SIM_MODEL ?? 'default',
-                temperature: rt.config.PATIENT_SIM_TEMPERATURE,
-                maxTokens: rt.config.PATIENT_SIM_MAX_TOKENS,
-                historyChars: rt.config.PATIENT_SIM_HISTORY_CHARS,
-                leakRetries: rt.config.PATIENT_SIM_LEAK_RETRIES,
-              },
-            },
-            signal,
-          );
-        } catch (error) {
-          // A session this message started and that never got a reply is not kept.
-          if (newSession) rt.store.delete(s.id);
-          rt.metrics.turns.inc({ result: resultOf(error, signal) });
-          if (error instanceof ServiceUnavailableError) rt.recheckLlm();
-          if (error instanceof EmptyReplyError)
-            throw new BadGatewayError(
-              `${error.message} (tried ${1 + rt.config.PATIENT_SIM_LEAK_RETRIES} times)`,
-            );
-          throw error;
+          return await answer(rt, c, s, newSession, body.message, signal, admittedAt, log);
+        } finally {
+          rt.store.end(s, rt.now());
         }
-        const newIds = [...outcome.newFacts.map((f) => f.id), ...outcome.newFindings.map((f) => f.id)];
-        const turn = rt.store.record(
-          s,
-          { clinician: body.message, patient: outcome.reply },
-          newIds,
-          outcome.usage,
-          rt.now(),
-        );
-        const elapsed = performance.now() - admittedAt;
-        rt.metrics.turns.inc({ result: 'ok' });
-        rt.metrics.turnDuration.observe(elapsed / 1000);
-        rt.metrics.llmDuration.observe(outcome.llmMs / 1000);
-        rt.metrics.overhead.observe(Math.max(0, elapsed - outcome.llmMs) / 1000);
-        rt.metrics.tokens.inc({ kind: 'prompt' }, outcome.usage.promptTokens);
-        rt.metrics.tokens.inc({ kind: 'completion' }, outcome.usage.completionTokens);
-        for (const f of outcome.newFacts) rt.metrics.revealed.inc({ category: f.category });
-        for (const f of outcome.newFindings) rt.metrics.revealed.inc({ category: f.kind });
-        if (outcome.guard !== 'none') {
-          rt.metrics.leaks.inc({ action: outcome.guard });
-          // Which case and what happened; never the text.
-          log.warn({ patientId: c.id, guard: outcome.guard }, 'a reply named the diagnosis');
-        }
-        return {
-          response: outcome.reply,
-          patient_id: c.id,
-          session_id: s.id,
-          new_session: newSession,
-          language: c.language,
-          turn: turn.turn,
-          revealed: [
-            ...outcome.newFacts.map((f) => ({ id: f.id, category: f.category })),
-            ...outcome.newFindings.map((f) => ({ id: f.id, category: f.kind })),
-          ],
-          findings: outcome.findings.map(findingResult),
-          guard: outcome.guard,
-          model: outcome.model,
-          finish_reason: outcome.finishReason,
-          usage: {
-            prompt_tokens: outcome.usage.promptTokens,
-            completion_tokens: outcome.usage.completionTokens,
-            total_tokens: outcome.usage.promptTokens + outcome.usage.completionTokens,
-          },
-          processing_time_ms: Math.round(elapsed * 100) / 100,
-          llm_time_ms: Math.round(outcome.llmMs * 100) / 100,
-        };
       });
     },
   });
+}
+
+/** One turn on a session the caller marked busy: the reply, recorded only once it is sent. */
+async function answer(
+  rt: PatientSimRuntime,
+  c: CaseFile,
+  s: Session,
+  newSession: boolean,
+  message: string,
+  signal: AbortSignal,
+  admittedAt: number,
+  log: Logger,
+): Promise<PatientTurnResponse> {
+  let outcome: Awaited<ReturnType<typeof runTurn>>;
+  try {
+    outcome = await runTurn(
+      rt.backend,
+      {
+        caseFile: c,
+        revealed: new Set(s.revealed),
+        history: s.turns,
+        message,
+        settings: {
+          model: rt.llm().model ?? rt.config.PATIENT_SIM_MODEL ?? 'default',
+          temperature: rt.config.PATIENT_SIM_TEMPERATURE,
+          maxTokens: rt.config.PATIENT_SIM_MAX_TOKENS,
+          historyChars: rt.config.PATIENT_SIM_HISTORY_CHARS,
+          leakRetries: rt.config.PATIENT_SIM_LEAK_RETRIES,
+        },
+      },
+      signal,
+    );
+  } catch (error) {
+    // A session this message started and that never got a reply is not kept.
+    if (newSession) rt.store.delete(s.id);
+    rt.metrics.turns.inc({ result: resultOf(error, signal) });
+    if (error instanceof ServiceUnavailableError) rt.recheckLlm();
+    if (error instanceof EmptyReplyError)
+      throw new BadGatewayError(`${error.message} (tried ${1 + rt.config.PATIENT_SIM_LEAK_RETRIES} times)`);
+    throw error;
+  }
+  const newIds = [...outcome.newFacts.map((f) => f.id), ...outcome.newFindings.map((f) => f.id)];
+  const turn = rt.store.record(
+    s,
+    { clinician: message, patient: outcome.reply },
+    newIds,
+    outcome.usage,
+    rt.now(),
+  );
+  const elapsed = performance.now() - admittedAt;
+  rt.metrics.turns.inc({ result: 'ok' });
+  rt.metrics.turnDuration.observe(elapsed / 1000);
+  rt.metrics.llmDuration.observe(outcome.llmMs / 1000);
+  rt.metrics.overhead.observe(Math.max(0, elapsed - outcome.llmMs) / 1000);
+  rt.metrics.tokens.inc({ kind: 'prompt' }, outcome.usage.promptTokens);
+  rt.metrics.tokens.inc({ kind: 'completion' }, outcome.usage.completionTokens);
+  for (const f of outcome.newFacts) rt.metrics.revealed.inc({ category: f.category });
+  for (const f of outcome.newFindings) rt.metrics.revealed.inc({ category: f.kind });
+  if (outcome.guard !== 'none') {
+    rt.metrics.leaks.inc({ action: outcome.guard });
+    // Which case and what happened; never the text.
+    log.warn({ patientId: c.id, guard: outcome.guard }, 'a reply named the diagnosis');
+  }
+  return {
+    response: outcome.reply,
+    patient_id: c.id,
+    session_id: s.id,
+    new_session: newSession,
+    language: c.language,
+    turn: turn.turn,
+    revealed: [
+      ...outcome.newFacts.map((f) => ({ id: f.id, category: f.category })),
+      ...outcome.newFindings.map((f) => ({ id: f.id, category: f.kind })),
+    ],
+    findings: outcome.findings.map(findingResult),
+    guard: outcome.guard,
+    model: outcome.model,
+    finish_reason: outcome.finishReason,
+    usage: {
+      prompt_tokens: outcome.usage.promptTokens,
+      completion_tokens: outcome.usage.completionTokens,
+      total_tokens: outcome.usage.promptTokens + outcome.usage.completionTokens,
+    },
+    processing_time_ms: Math.round(elapsed * 100) / 100,
+    llm_time_ms: Math.round(outcome.llmMs * 100) / 100,
+  };
 }
 
 function resultOf(error: unknown, signal: AbortSignal): TurnResult {

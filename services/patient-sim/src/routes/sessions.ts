@@ -38,7 +38,7 @@ export function getSessionRoute(rt: PatientSimRuntime): AnyRoute {
         turns: s.turns.length,
         created_at: iso(s.createdAt),
         last_active_at: iso(s.lastActiveAt),
-        expires_at: iso(rt.store.expiresAt(s)),
+        expires_at: iso(rt.store.expiresAt(s, rt.now())),
         revealed,
         findings: p.case.findings.filter((f) => released.has(f.id)).map(findingResult),
         transcript: s.turns.map((t) => ({
