@@ -276,6 +276,19 @@ describe('a turn', () => {
     }
   });
 
+  it('redacts a reply that named the diagnosis when its regeneration comes back empty', async () => {
+    const backend = scripted(`Must be pneumonia, I suppose. ${firstSentence}`, '');
+    const out = await turnOn(backend, 'Do you have a fever?');
+    expect(backend.calls).toHaveLength(2);
+    expect(out).toMatchObject({ reply: firstSentence, guard: 'redacted', calls: 2 });
+    expect(out.usage).toEqual({ promptTokens: 20, completionTokens: 10 });
+    // Only the diagnosis, then nothing: the case's own line.
+    const replaced = await turnOn(scripted('Pneumonia.', ''), 'Do you have a fever?');
+    expect(replaced).toMatchObject({ reply: cap.persona.unsure_reply, guard: 'replaced' });
+    // Nothing usable at all is still an empty reply.
+    await expect(turnOn(scripted('', ''), 'Do you have a fever?')).rejects.toThrow(EmptyReplyError);
+  });
+
   it('still removes its echoed instructions', async () => {
     const system = systemPrompt({ view: promptView(cap), facts: [], procedures: [] });
     const intro = system.split('\n')[0]!;

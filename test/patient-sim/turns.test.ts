@@ -14,7 +14,7 @@ import {
 } from './helpers.js';
 
 // The simulator over real sockets in front of an LLM whose replies the test writes: what a real
-// model cannot be made to say on cue (a fact word for word), and when (a
+// model cannot be made to say on cue (a fact word for word, an empty regeneration), and when (a
 // reply held past the session's TTL). The clock of the sessions is the test's.
 
 const CAP = 'en-cough-chest-pain-miller';
@@ -57,6 +57,20 @@ describe('a reply that quotes a fact word for word', () => {
       expect(llm.requests.at(-1)![0]!.content).toContain(fever);
       await fetch(`${sim.url}/sessions/${res.session_id}`, { method: 'DELETE' });
     }
+  });
+});
+
+describe('a reply that names the diagnosis', () => {
+  it('is redacted when its regeneration comes back empty, not refused', async () => {
+    const replies = [`I reckon it's pneumonia. ${FEVER_FIRST}`, ''];
+    const before = llm.requests.length;
+    llm.respond = () => replies[llm.requests.length - before - 1] ?? '';
+    const res = await turn(sim.url, { message: 'Do you have a fever?', patient_id: CAP });
+    expect(llm.requests.length - before).toBe(2);
+    expect(res.guard).toBe('redacted');
+    expect(res.response).toBe(FEVER_FIRST);
+    expect(res.revealed.map((r) => r.id)).toEqual(['fever-rigors']);
+    await fetch(`${sim.url}/sessions/${res.session_id}`, { method: 'DELETE' });
   });
 });
 

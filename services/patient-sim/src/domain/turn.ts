@@ -135,8 +135,9 @@ export async function runTurn(
   let promptTokens = 0;
   let completionTokens = 0;
   let llmMs = 0;
-  let last = '';
-  let leaked = false;
+  // The latest reply that named the diagnosis: redacted when no regeneration gives a clean one
+  // (an empty regeneration does not throw it away).
+  let leakedReply: string | undefined;
   let model = settings.model;
   let finishReason = 'unknown';
   const attempts = 1 + settings.leakRetries;
@@ -160,23 +161,25 @@ export async function runTurn(
     model = result.model;
     finishReason = result.finishReason;
     const instructions = promptInstructions({ view, facts, procedures: d.findings, strict: call > 1 });
-    last = withoutEcho(cleanReply(result.text), instructions, patientWords);
-    leaked = last !== '' && findLeak(last, terms) !== null;
-    if (last !== '' && !leaked) {
-      return {
-        reply: last,
-        ...disclosed(d),
-        guard: call === 1 ? 'none' : 'regenerated',
-        model,
-        finishReason,
-        usage: { promptTokens, completionTokens },
-        calls: call,
-        llmMs,
-      };
+    const reply = withoutEcho(cleanReply(result.text), instructions, patientWords);
+    if (reply === '') continue;
+    if (findLeak(reply, terms) !== null) {
+      leakedReply = reply;
+      continue;
     }
+    return {
+      reply,
+      ...disclosed(d),
+      guard: call === 1 ? 'none' : 'regenerated',
+      model,
+      finishReason,
+      usage: { promptTokens, completionTokens },
+      calls: call,
+      llmMs,
+    };
   }
-  if (!leaked) throw new EmptyReplyError();
-  const redacted = redact(last, terms);
+  if (leakedReply === undefined) throw new EmptyReplyError();
+  const redacted = redact(leakedReply, terms);
   return {
     reply: redacted === '' ? caseFile.persona.unsure_reply : redacted,
     ...disclosed(d),
