@@ -522,6 +522,42 @@ describe.each(RUNNABLE_KINDS)('TaskStore on %s', (kind) => {
       });
       expect(await store.renewLease(claim!.run.id, 'w3', 1000, at(2100))).toBe('lost');
     });
+
+    it('stores produced text without NUL characters (PostgreSQL text can not hold one): the run finishes', async () => {
+      const a = await store.createTask(newTask('a'), at(0));
+      const claim = await store.claimTask('w1', 30_000, at(1));
+      await store.addLog(a.id, claim!.run.id, 'info', 'step 1: thought\u0000 about it', at(2));
+      expect(
+        await store.finishRun(
+          claim!.run.id,
+          'w1',
+          { status: 'done', output: 'the\u0000 answer\u0000', steps: 1 },
+          at(3),
+        ),
+      ).toBe(true);
+      expect(await store.getTask(a.id)).toMatchObject({ status: 'done', result: 'the answer' });
+      expect((await store.listRuns({ taskId: a.id, limit: 1 }))[0]).toMatchObject({
+        status: 'done',
+        output: 'the answer',
+      });
+      expect((await store.listLogs({ taskId: a.id, limit: 1 }))[0]?.message).toBe('step 1: thought about it');
+
+      const b = await store.createTask(newTask('b\u0000'), at(10));
+      expect(b.title).toBe('b');
+      const bClaim = await store.claimTask('w1', 30_000, at(11));
+      expect(
+        await store.finishRun(
+          bClaim!.run.id,
+          'w1',
+          { status: 'failed', error: 'skill said \u0000', steps: 1 },
+          at(12),
+        ),
+      ).toBe(true);
+      expect((await store.listRuns({ taskId: b.id, limit: 1 }))[0]?.error).toBe('skill said ');
+
+      await store.appendChat('s1', [{ role: 'assistant', content: 'hel\u0000lo' }], at(20));
+      expect((await store.chatHistory('s1', 5)).map((m) => m.content)).toEqual(['hello']);
+    });
   });
 
   describe('logs and runs', () => {

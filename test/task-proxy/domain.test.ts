@@ -375,5 +375,14 @@ describe('action fields', () => {
     expect(message({ action: 'chat', message: 'hi', session_id: 'bad id!' })).toMatch(/^session_id:/);
     expect(message({ action: 'clear_history' })).toMatch(/^session_id: is required/);
     expect(message({ action: 'get_task', task_id: ['1', '2'] })).toMatch(/^task_id: given more than once/);
+    // The agent's store can not keep a NUL character (PostgreSQL text): refused before any work.
+    const nul = /must not contain NUL characters \(\\u0000\)$/;
+    expect(message({ action: 'create_task', title: 'bad\u0000title' })).toMatch(/^title: /);
+    expect(message({ action: 'create_task', title: 'bad\u0000title' })).toMatch(nul);
+    expect(message({ action: 'create_task', name: 'by name\u0000' })).toMatch(/^name: .*NUL/);
+    expect(message({ action: 'create_task', title: 't', description: 'pt\u0000x' })).toMatch(
+      /^description: .*NUL/,
+    );
+    expect(message({ action: 'chat', message: 'hi\u0000' })).toMatch(/^message: .*NUL/);
   });
 });

@@ -315,6 +315,9 @@ describe('fields and actions', () => {
       ['create_task', { title: 'x', priority: '11' }, /^priority: must be a whole number from 1 to 10/],
       ['create_task', { title: 'x', priority: 'whenever' }, /^priority:/],
       ['get_runs', { task_id: '2.5' }, /^task_id:/],
+      ['create_task', { title: 'x\u0000y' }, /^title: must not contain NUL characters/],
+      ['create_task', { title: 'x', description: '\u0000' }, /^description: must not contain NUL/],
+      ['chat', { message: 'hi\u0000' }, /^message: must not contain NUL characters/],
     ];
     for (const [action, fields, pattern] of cases) {
       const res = await client.action(action, fields);

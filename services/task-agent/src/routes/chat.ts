@@ -17,6 +17,7 @@ import {
   SessionParamsSchema,
   chatRequestSchema,
 } from '../schemas/api.js';
+import { storable } from '../store/sql.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
 /**
@@ -54,17 +55,19 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           rt.metrics.chatTurns.inc({ outcome: 'error' });
           throw error;
         }
-        // Stored only once answered: a failed turn leaves the history as it was.
+        // Stored only once answered: a failed turn leaves the history as it was. The reply is the
+        // text as stored (an LLM's stray NUL character removed), so the history repeats it exactly.
+        const reply = storable(result.text);
         await store.appendChat(
           sessionId,
           [
             { role: 'user', content: body.message },
-            { role: 'assistant', content: result.text },
+            { role: 'assistant', content: reply },
           ],
           new Date(rt.now()),
         );
         rt.metrics.chatTurns.inc({ outcome: 'ok' });
-        return { response: result.text, model: result.model, session_id: sessionId };
+        return { response: reply, model: result.model, session_id: sessionId };
       },
     }),
     defineRoute({

@@ -82,6 +82,16 @@ export const StatsSchema = z.object({
   cancelled: z.number().int(),
 });
 
+/**
+ * Free text that is stored: PostgreSQL's `text` can not hold a NUL character (U+0000), so a request
+ * carrying one is refused here (422 naming the field) before any work, on either store.
+ */
+function storableText(field: string): z.ZodString {
+  return z
+    .string()
+    .refine((v) => !v.includes('\u0000'), `${field} must not contain NUL characters (\\u0000)`);
+}
+
 const priority = z
   .number()
   .int()
@@ -91,13 +101,11 @@ const priority = z
 
 export function createTaskSchema(limits: { titleChars: number; descriptionChars: number }) {
   return z.object({
-    title: z
-      .string()
+    title: storableText('title')
       .trim()
       .min(1, 'title must not be empty')
       .max(limits.titleChars, `title must be at most ${limits.titleChars} characters`),
-    description: z
-      .string()
+    description: storableText('description')
       .max(limits.descriptionChars, `description must be at most ${limits.descriptionChars} characters`)
       .default(''),
     priority,
@@ -106,14 +114,13 @@ export function createTaskSchema(limits: { titleChars: number; descriptionChars:
 
 export function createScheduleSchema(limits: { titleChars: number; descriptionChars: number }) {
   return createTaskSchema(limits).extend({
-    name: z.string().trim().min(1).max(100),
-    cron: z
-      .string()
+    name: storableText('name').trim().min(1).max(100),
+    cron: storableText('cron')
       .trim()
       .min(1)
       .max(200)
       .describe('Five fields (minute hour day month weekday), or six with seconds first'),
-    timezone: z.string().trim().min(1).max(64).default('UTC').describe('IANA time zone'),
+    timezone: storableText('timezone').trim().min(1).max(64).default('UTC').describe('IANA time zone'),
     enabled: z.boolean().default(true),
   });
 }
@@ -150,8 +157,7 @@ export const CancelResponseSchema = z.object({ cancelled: z.boolean(), task: Tas
 
 export function chatRequestSchema(maxChars: number) {
   return z.object({
-    message: z
-      .string()
+    message: storableText('message')
       .trim()
       .min(1, 'message must not be empty')
       .max(maxChars, `message must be at most ${maxChars} characters`),

@@ -27,5 +27,5 @@ export {
   PostgresTaskStore,
   type PostgresTaskStoreOptions,
 } from './postgres-store.js';
-export { messages as storeMessages, UnknownTaskError } from './sql.js';
+export { messages as storeMessages, storable, UnknownTaskError } from './sql.js';
 export * from './queries.js';

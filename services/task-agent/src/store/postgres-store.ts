@@ -30,6 +30,8 @@ import {
   taskFromRow,
   UnknownTaskError,
   type Row,
+  storable,
+  storableOrNull,
 } from './sql.js';
 import type {
   CancelResult,
@@ -377,12 +379,12 @@ export class PostgresTaskStore implements TaskStore {
       const hold = await this.hold(c, runId, worker);
       if (hold === undefined) return false;
       const at = iso(now);
-      const output = outcome.output ?? null;
+      const output = storableOrNull(outcome.output);
       await c.query(
         `UPDATE ${this.t.runs}
          SET status = $1, output = $2, error = $3, steps = $4, finished_at = $5, lease_expires_at = NULL
          WHERE id = $6`,
-        [outcome.status, output, outcome.error ?? null, outcome.steps, at, runId],
+        [outcome.status, output, storableOrNull(outcome.error), outcome.steps, at, runId],
       );
       const status: TaskStatus = hold.taskStatus === 'cancelled' ? 'cancelled' : outcome.status;
       const result = outcome.status === 'done' ? output : hold.taskResult;
@@ -506,11 +508,11 @@ export class PostgresTaskStore implements TaskStore {
          (name, cron, timezone, title, description, priority, enabled, next_run_at, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
       [
-        input.name,
-        input.cron,
-        input.timezone,
-        input.title,
-        input.description,
+        storable(input.name),
+        storable(input.cron),
+        storable(input.timezone),
+        storable(input.title),
+        storable(input.description),
         input.priority,
         input.enabled,
         next === null ? null : iso(next),
@@ -625,7 +627,7 @@ export class PostgresTaskStore implements TaskStore {
       for (const m of chat) {
         await c.query(
           `INSERT INTO ${this.t.chat} (session_id, role, content, created_at) VALUES ($1, $2, $3, $4)`,
-          [sessionId, m.role, m.content, iso(now)],
+          [sessionId, m.role, storable(m.content), iso(now)],
         );
       }
     });
@@ -721,7 +723,7 @@ export class PostgresTaskStore implements TaskStore {
       c,
       `INSERT INTO ${this.t.tasks} (title, description, priority, status, attempts, schedule_id, created_at, updated_at)
        VALUES ($1, $2, $3, 'pending', 0, $4, $5, $5) RETURNING *`,
-      [input.title, input.description, input.priority, input.scheduleId ?? null, at],
+      [storable(input.title), storable(input.description), input.priority, input.scheduleId ?? null, at],
     );
     if (row === undefined) throw new Error('INSERT ... RETURNING returned no task');
     return taskFromRow(row);
@@ -739,7 +741,7 @@ export class PostgresTaskStore implements TaskStore {
       c,
       `INSERT INTO ${this.t.logs} (task_id, run_id, level, message, created_at)
        VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-      [taskId, runId, level, message, iso(now)],
+      [taskId, runId, level, storable(message), iso(now)],
     );
     if (row === undefined) throw new Error('INSERT ... RETURNING returned no log');
     return logFromRow(row);

@@ -79,6 +79,23 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
+// Text as both stores keep it --------------------------------------------------------------------
+
+/**
+ * Free text as both stores write it: without NUL characters (U+0000), which PostgreSQL's `text`
+ * can not hold (it fails the whole write). Requests carrying one are refused at the edge; what is
+ * stripped here is text produced on the way (an LLM's answer, a skill's output or error), so a run
+ * can always be finished and a chat turn kept. SQLite would keep the NUL: stripping it there too
+ * keeps the two stores' records identical.
+ */
+export function storable(value: string): string {
+  return value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
+}
+
+export function storableOrNull(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : storable(value);
+}
+
 // Records -------------------------------------------------------------------------------------
 
 export function taskFromRow(r: Row): Task {

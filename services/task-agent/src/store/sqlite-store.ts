@@ -34,6 +34,8 @@ import {
   taskFromRow,
   UnknownTaskError,
   type Row,
+  storable,
+  storableOrNull,
 } from './sql.js';
 import type {
   CancelResult,
@@ -338,13 +340,13 @@ export class SqliteTaskStore implements TaskStore {
       const hold = this.hold(runId, worker);
       if (hold === undefined) return false;
       const at = iso(now);
-      const output = outcome.output ?? null;
+      const output = storableOrNull(outcome.output);
       this.run(
         `UPDATE runs SET status = ?, output = ?, error = ?, steps = ?, finished_at = ?, lease_expires_at = NULL
          WHERE id = ?`,
         outcome.status,
         output,
-        outcome.error ?? null,
+        storableOrNull(outcome.error),
         outcome.steps,
         at,
         runId,
@@ -469,11 +471,11 @@ export class SqliteTaskStore implements TaskStore {
           `INSERT INTO schedules (name, cron, timezone, title, description, priority, enabled, next_run_at,
                                   created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          input.name,
-          input.cron,
-          input.timezone,
-          input.title,
-          input.description,
+          storable(input.name),
+          storable(input.cron),
+          storable(input.timezone),
+          storable(input.title),
+          storable(input.description),
           input.priority,
           input.enabled ? 1 : 0,
           next === null ? null : iso(next),
@@ -583,7 +585,7 @@ export class SqliteTaskStore implements TaskStore {
           'INSERT INTO chat_messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)',
           sessionId,
           m.role,
-          m.content,
+          storable(m.content),
           iso(now),
         );
       }
@@ -684,8 +686,8 @@ export class SqliteTaskStore implements TaskStore {
       this.run(
         `INSERT INTO tasks (title, description, priority, status, attempts, schedule_id, created_at, updated_at)
          VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-        input.title,
-        input.description,
+        storable(input.title),
+        storable(input.description),
         input.priority,
         input.scheduleId ?? null,
         at,
@@ -708,7 +710,7 @@ export class SqliteTaskStore implements TaskStore {
         taskId,
         runId,
         level,
-        message,
+        storable(message),
         iso(now),
       ).lastInsertRowid,
     );

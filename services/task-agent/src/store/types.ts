@@ -18,7 +18,8 @@ import type {
  * proxy can answer from the store (offline) exactly what the agent answers (online).
  *
  * Every method takes `now` (the caller's clock) so tests control time; every write is one
- * transaction. Lists are newest first (by id), `limit` is applied by the store.
+ * transaction. Lists are newest first (by id), `limit` is applied by the store. Free text is
+ * stored without NUL characters, which PostgreSQL's `text` can not hold (`storable` in sql.ts).
  */
 
 export interface NewTask {

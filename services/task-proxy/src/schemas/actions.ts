@@ -163,6 +163,9 @@ function boundedText(
     return undefined;
   }
   if (value.length > max) throw bad(name, `must be at most ${max} characters`);
+  // The agent's store can not keep one (PostgreSQL's text has no NUL): refused before any work,
+  // online and offline alike.
+  if (value.includes('\u0000')) throw bad(name, 'must not contain NUL characters (\\u0000)');
   return value;
 }
 
