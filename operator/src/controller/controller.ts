@@ -1,6 +1,6 @@
 /**
- * The controller: workers take suite keys from the queue and reconcile them; a failure comes back
- * after its backoff, a rollout in progress is looked at again after a while. Metrics carry
+ * The controller: workers take suite keys from the queue and reconcile them; a failure (thrown, or
+ * a result carrying the writes the API server refused) comes back after its backoff, a rollout in progress is looked at again after a while. Metrics carry
  * controller-runtime's names so its stock dashboards work.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -87,18 +87,7 @@ export class Controller {
       const [namespace = '', name = ''] = key.split('/');
       const started = performance.now();
       this.activeWorkers.inc({ controller });
-      try {
-        const result = await this.options.reconciler.reconcile(namespace, name);
-        this.queue.forget(key);
-        if (result.status === undefined) this.suites.forget(namespace, name);
-        else this.suites.observe(namespace, name, result.status);
-        if (result.requeueAfterMs !== undefined) {
-          this.queue.addAfter(key, result.requeueAfterMs);
-          this.reconcileTotal.inc({ controller, result: 'requeue_after' });
-        } else {
-          this.reconcileTotal.inc({ controller, result: 'success' });
-        }
-      } catch (error) {
+      const failed = (error: unknown) => {
         this.reconcileTotal.inc({ controller, result: 'error' });
         this.reconcileErrors.inc({ controller });
         this.options.logger.error(
@@ -106,6 +95,24 @@ export class Controller {
           'reconcile failed',
         );
         this.queue.addRateLimited(key);
+      };
+      try {
+        const result = await this.options.reconciler.reconcile(namespace, name);
+        if (result.status === undefined) this.suites.forget(namespace, name);
+        else this.suites.observe(namespace, name, result.status);
+        if (result.error !== undefined) {
+          // Done as far as it could go (status written), but something was refused: back off.
+          failed(result.error);
+        } else if (result.requeueAfterMs !== undefined) {
+          this.queue.forget(key);
+          this.queue.addAfter(key, result.requeueAfterMs);
+          this.reconcileTotal.inc({ controller, result: 'requeue_after' });
+        } else {
+          this.queue.forget(key);
+          this.reconcileTotal.inc({ controller, result: 'success' });
+        }
+      } catch (error) {
+        failed(error);
       } finally {
         const seconds = (performance.now() - started) / 1000;
         this.reconcileTime.observe({ controller }, seconds);

@@ -22,7 +22,7 @@ import {
   type ComponentKey,
   type SuiteStatus,
 } from '../api/v1alpha1/index.js';
-import type { KubeClient, KubeObjectLike } from '../k8s/client.js';
+import { KubeApiError, type KubeClient, type KubeObjectLike } from '../k8s/client.js';
 import type { EventRecorder, InvolvedObject } from '../k8s/events.js';
 import {
   ResourceProfileError,
@@ -62,6 +62,33 @@ export interface ReconcileResult {
   readonly requeueAfterMs?: number;
   /** The suite's status as now computed; absent when the suite is gone or being deleted. */
   readonly status?: SuiteStatus;
+  /**
+   * Writes the API server refused (status, already written, says which): the reconcile failed and
+   * is retried with the key's backoff, like a thrown error, but after the rest was done.
+   */
+  readonly error?: ApplyFailedError;
+}
+
+/** One or more components' objects were refused by the API server. */
+export class ApplyFailedError extends Error {
+  override readonly name = 'ApplyFailedError';
+  constructor(readonly failures: readonly string[]) {
+    super(`objects not applied: ${failures.join('; ')}`);
+  }
+}
+
+/** The longest API server message kept in a condition (the suite's message joins several). */
+const MAX_ERROR_MESSAGE = 1024;
+
+/** What an API error says, for a condition: the status code and reason, then the server's message. */
+function describeError(error: unknown): string {
+  const text =
+    error instanceof KubeApiError
+      ? `${error.status} ${error.reason}: ${error.detail}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return text.length > MAX_ERROR_MESSAGE ? `${text.slice(0, MAX_ERROR_MESSAGE - 1)}…` : text;
 }
 
 interface RawSuite {
@@ -118,12 +145,14 @@ export class Reconciler {
     const desired = new Set<string>();
     const kept = new Set<string>();
     const ready = new Set<ComponentKey>();
+    const failures: string[] = [];
     for (const key of componentsInRolloutOrder(suite)) {
       const endpoint = serviceUrl(suite, key);
+      const dir = COMPONENTS[key].dir;
       const waitingFor = effectiveDependsOn(suite.spec.services, key).filter((dep) => !ready.has(dep));
       if (waitingFor.length > 0) {
         // Rollout follows dependsOn: keep what exists, create nothing new until they are ready.
-        kept.add(COMPONENTS[key].dir);
+        kept.add(dir);
         observed.push({ component: key, endpoint, pods: [], waitingFor });
         continue;
       }
@@ -135,21 +164,19 @@ export class Reconciler {
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
-      const applied: string[] = [];
-      for (const obj of objects) {
-        // A ServiceMonitor only where the Prometheus operator's CRD is installed.
-        if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
-        desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
-        if (await this.ensureApplied(obj as unknown as KubeObjectLike))
-          applied.push(`${obj.kind} ${obj.metadata.name}`);
+      const applyError = await this.applyComponent(suite, key, objects, desired);
+      if (applyError !== undefined) {
+        // Its objects stay as they are (none is a leftover); the other components go on.
+        kept.add(dir);
+        failures.push(`${key}: ${applyError}`);
+        const before = raw.status?.services?.[key]?.conditions?.find((c) => c.type === 'Degraded');
+        if (before?.reason !== 'ApplyFailed' || before.message !== applyError)
+          await this.event(suite, 'Warning', 'ApplyFailed', `${key}: ${applyError}`);
       }
-      if (applied.length > 0) {
-        await this.event(suite, 'Normal', 'Applied', `${key}: applied ${applied.join(', ')}`);
-        // Said when the configuration is applied, not on every reconcile.
-        for (const warning of storeWarnings(suite, key))
-          await this.event(suite, 'Warning', warning.reason, warning.message);
-      }
-      const service = await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key));
+      const service: ObservedService = {
+        ...(await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key))),
+        ...(applyError === undefined ? {} : { applyError }),
+      };
       observed.push(service);
       if (judgeService(service).ready) ready.add(key);
     }
@@ -167,7 +194,44 @@ export class Reconciler {
         await this.event(suite, after.status === 'True' ? 'Normal' : 'Warning', after.reason, after.message);
       }
     }
+    // A refused write is retried with the key's backoff (the API server's answer may change: quota
+    // freed, a claim deleted by hand); the status above already says what failed.
+    if (failures.length > 0) return { status, error: new ApplyFailedError(failures) };
     return ready.size === observed.length ? { status } : { status, requeueAfterMs: this.requeueMs };
+  }
+
+  /**
+   * Applies one component's objects in order, stopping at the first the API server refuses (the
+   * ones after it may depend on it: a Deployment mounting a claim that could not be made).
+   * Returns what failed, for its status, or undefined when every object is applied.
+   */
+  private async applyComponent(
+    suite: OwnedSuite,
+    key: ComponentKey,
+    objects: readonly KubeObject[],
+    desired: Set<string>,
+  ): Promise<string | undefined> {
+    const applied: string[] = [];
+    let failure: string | undefined;
+    for (const obj of objects) {
+      try {
+        // A ServiceMonitor only where the Prometheus operator's CRD is installed.
+        if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
+        desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
+        if (await this.ensureApplied(obj as unknown as KubeObjectLike))
+          applied.push(`${obj.kind} ${obj.metadata.name}`);
+      } catch (error) {
+        failure = `${obj.kind} ${obj.metadata.name} was not applied: ${describeError(error)}`;
+        break;
+      }
+    }
+    if (applied.length > 0) {
+      await this.event(suite, 'Normal', 'Applied', `${key}: applied ${applied.join(', ')}`);
+      // Said when the configuration is applied, not on every reconcile.
+      for (const warning of storeWarnings(suite, key))
+        await this.event(suite, 'Warning', warning.reason, warning.message);
+    }
+    return failure;
   }
 
   private async event(
@@ -255,7 +319,8 @@ export class Reconciler {
   /**
    * Deletes objects this suite owns that are no longer desired (a service was disabled), but never
    * a data PVC: disabling a service or setting its DATABASE_URL must not delete clinical data (an
-   * owned one goes with the suite, by garbage collection).
+   * owned one goes with the suite, by garbage collection). Nothing of a `kept` component (waiting
+   * for its dependencies, an object refused) is deleted.
    */
   private async deleteLeftovers(
     suite: OwnedSuite,
@@ -264,12 +329,11 @@ export class Reconciler {
   ): Promise<void> {
     const selector = `${LABEL_INSTANCE}=${suite.metadata.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
     const dataClaims = dataClaimNames(suite);
+    type Owned = KubeObjectLike & {
+      metadata: { ownerReferences?: { uid: string }[]; labels?: Record<string, string> };
+    };
     for (const [apiVersion, kind] of OWNED_KINDS) {
-      const items = await this.client.list<
-        KubeObjectLike & {
-          metadata: { ownerReferences?: { uid: string }[]; labels?: Record<string, string> };
-        }
-      >(apiVersion, kind, suite.metadata.namespace, selector);
+      const items = await this.client.list<Owned>(apiVersion, kind, suite.metadata.namespace, selector);
       for (const item of items) {
         const owned = item.metadata.ownerReferences?.some((o) => o.uid === suite.metadata.uid) ?? false;
         const component = item.metadata.labels?.[LABEL_COMPONENT] ?? '';

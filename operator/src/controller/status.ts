@@ -14,6 +14,8 @@ export interface ObservedService {
   readonly endpoint: string;
   /** Set when the objects could not even be built (unknown resource profile …). */
   readonly buildError?: string;
+  /** Set when the API server refused one of its objects: which object, and the server's answer. */
+  readonly applyError?: string;
   /** Dependencies not ready yet: the service's objects wait for them (rollout follows dependsOn). */
   readonly waitingFor?: readonly ComponentKey[];
   readonly deployment?: {
@@ -75,6 +77,7 @@ export function judgeService(s: ObservedService): Verdict {
     message,
   });
   if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
+  if (s.applyError !== undefined) return bad('ApplyFailed', s.applyError);
   if (s.waitingFor !== undefined && s.waitingFor.length > 0) {
     return {
       ready: false,

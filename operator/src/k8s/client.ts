@@ -17,13 +17,18 @@ export type { ObjectRef } from './paths.js';
 export type WriteVerb = 'apply' | 'apply-status' | 'delete' | 'create' | 'replace';
 
 export class KubeApiError extends Error {
+  /** The API server's own message (the Status object's), without the request line. */
+  readonly detail: string;
+
   constructor(
     readonly status: number,
     readonly reason: string,
     message: string,
+    detail?: string,
   ) {
     super(message);
     this.name = 'KubeApiError';
+    this.detail = detail ?? message;
   }
 }
 
@@ -161,6 +166,7 @@ export class KubeClient {
         status,
         s.reason ?? 'Unknown',
         `${method} ${url.pathname}: ${status} ${message}`,
+        message,
       );
     }
     if (parsed === undefined && text !== '')

@@ -110,6 +110,14 @@ describe('judgeService names the root cause', () => {
       'InvalidSpec',
       'unknown resource profile "nvidia-gpu-x9"',
     ],
+    [
+      'an object the API server refused',
+      service({
+        applyError: 'PersistentVolumeClaim s-llm-models was not applied: 422 Invalid: spec is immutable',
+      }),
+      'ApplyFailed',
+      'PersistentVolumeClaim s-llm-models was not applied: 422 Invalid: spec is immutable',
+    ],
   ])('%s', (_name, observed, reason, message) => {
     expect(judgeService(observed)).toMatchObject({ ready: false, reason, message });
   });

@@ -1,0 +1,122 @@
+/**
+ * The reconciler against an in-memory API server: what it writes, what it leaves, and the status
+ * it reports when the API server refuses an object, a spec cannot be built, dependencies are not
+ * ready yet, or monitoring is switched off.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Condition, SuiteStatus } from '../../../operator/src/api/v1alpha1/index.js';
+import { KubeApiError } from '../../../operator/src/k8s/client.js';
+import { EventRecorder } from '../../../operator/src/k8s/events.js';
+import { ApplyFailedError, Reconciler } from '../../../operator/src/controller/reconcile.js';
+import { DEFAULT_OPERATOR_CONFIG } from '../../../operator/src/resources/index.js';
+import { FakeKube, type StoredObject } from './fake-kube.js';
+
+const NS = 'clinical';
+const UID = 'uid-1';
+
+function putSuite(kube: FakeKube, spec: Record<string, unknown>, generation = 1): void {
+  const existing = kube.get('clinicalsuite.ai/v1alpha1', 'ClinicalSuite', NS, 's');
+  kube.put({
+    apiVersion: 'clinicalsuite.ai/v1alpha1',
+    kind: 'ClinicalSuite',
+    metadata: { name: 's', namespace: NS, uid: UID, generation },
+    spec,
+    ...(existing?.status === undefined ? {} : { status: existing.status }),
+  });
+}
+
+function reconciler(kube: FakeKube): Reconciler {
+  const now = () => new Date('2026-11-21T10:00:00Z');
+  return new Reconciler(kube.client, DEFAULT_OPERATOR_CONFIG, now, 10_000, new EventRecorder(kube.client));
+}
+
+function condition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+function deploymentOf(kube: FakeKube, name: string) {
+  return kube.get('apps/v1', 'Deployment', NS, name) as
+    | (StoredObject & {
+        spec: { template: { spec: { containers: { image: string }[] } } };
+      })
+    | undefined;
+}
+
+const immutable = (obj: StoredObject) =>
+  new KubeApiError(
+    422,
+    'Invalid',
+    `PATCH /api/v1/namespaces/${NS}/persistentvolumeclaims/${obj.metadata.name}: 422 ...`,
+    `PersistentVolumeClaim "${obj.metadata.name}" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims`,
+  );
+
+describe('Reconciler: an object the API server refuses', () => {
+  it('marks that component ApplyFailed with the server message, applies the others, deletes nothing of it and asks for a retry', async () => {
+    const kube = new FakeKube();
+    const services = { llm: { enabled: true }, ocr: { enabled: true }, stt: { enabled: true } };
+    putSuite(kube, { services });
+    expect((await reconciler(kube).reconcile(NS, 's')).error).toBeUndefined();
+    expect(kube.names('Deployment')).toEqual(['s-llm', 's-ocr', 's-stt']);
+
+    // The model volume's storage class changes (immutable), and the suite's image tag with it.
+    putSuite(
+      kube,
+      {
+        image: { tag: '0.2.0' },
+        services: { ...services, llm: { enabled: true, model: { storageClass: 'fast' } } },
+      },
+      2,
+    );
+    kube.refuse = (obj) => (obj.kind === 'PersistentVolumeClaim' ? immutable(obj) : undefined);
+    kube.clearWrites();
+    const result = await reconciler(kube).reconcile(NS, 's');
+
+    expect(result.error).toBeInstanceOf(ApplyFailedError);
+    expect(result.requeueAfterMs).toBeUndefined();
+    // The others got the new image; llm stopped at its claim and kept its objects.
+    expect(deploymentOf(kube, 's-ocr')!.spec.template.spec.containers[0]!.image).toMatch(/:0\.2\.0$/);
+    expect(deploymentOf(kube, 's-stt')!.spec.template.spec.containers[0]!.image).toMatch(/:0\.2\.0$/);
+    expect(deploymentOf(kube, 's-llm')!.spec.template.spec.containers[0]!.image).not.toMatch(/0\.2\.0/);
+    expect(kube.writes.filter((w) => w.startsWith('delete'))).toEqual([]);
+    expect(kube.names('PersistentVolumeClaim')).toEqual(['s-llm-models']);
+
+    const status = kube.get('clinicalsuite.ai/v1alpha1', 'ClinicalSuite', NS, 's')!.status as SuiteStatus;
+    const degraded = condition(status.services?.llm?.conditions, 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'ApplyFailed' });
+    expect(degraded?.message).toBe(
+      'PersistentVolumeClaim s-llm-models was not applied: 422 Invalid: PersistentVolumeClaim "s-llm-models" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+    );
+    expect(condition(status.conditions, 'Ready')).toMatchObject({ status: 'False', reason: 'ApplyFailed' });
+    expect(condition(status.conditions, 'Degraded')?.message).toContain(
+      'llm: PersistentVolumeClaim s-llm-models',
+    );
+    expect(kube.writes).toContain('event ApplyFailed');
+
+    // The same refusal again: the same status (not rewritten), no second event, still an error.
+    kube.clearWrites();
+    const again = await reconciler(kube).reconcile(NS, 's');
+    expect(again.error).toBeInstanceOf(ApplyFailedError);
+    expect(kube.writes).toEqual([]);
+  });
+
+  it('does not apply the rest of a component after a refused object (a Deployment without its claim)', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { llm: { enabled: true }, ocr: { enabled: true } } });
+    kube.refuse = (obj) =>
+      obj.kind === 'PersistentVolumeClaim'
+        ? new KubeApiError(403, 'Forbidden', 'POST ...: 403', 'exceeded quota: storage, requested: 20Gi')
+        : undefined;
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(result.error?.failures).toEqual([
+      'llm: PersistentVolumeClaim s-llm-models was not applied: 403 Forbidden: exceeded quota: storage, requested: 20Gi',
+    ]);
+    expect(kube.names('Deployment')).toEqual(['s-ocr']);
+    expect(kube.names('ConfigMap')).toEqual(['s-llm', 's-ocr']);
+
+    // Quota freed: the next try applies it and the error is gone.
+    kube.refuse = () => undefined;
+    const retried = await reconciler(kube).reconcile(NS, 's');
+    expect(retried.error).toBeUndefined();
+    expect(kube.names('Deployment')).toEqual(['s-llm', 's-ocr']);
+  });
+});
