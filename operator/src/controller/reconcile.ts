@@ -161,6 +161,8 @@ export class Reconciler {
         objects = buildComponentObjects(suite, key, this.config);
       } catch (error) {
         if (!(error instanceof ResourceProfileError)) throw error;
+        // A spec the operator cannot build (a typo in a profile): what runs stays as it is.
+        kept.add(dir);
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
@@ -320,7 +322,7 @@ export class Reconciler {
    * Deletes objects this suite owns that are no longer desired (a service was disabled), but never
    * a data PVC: disabling a service or setting its DATABASE_URL must not delete clinical data (an
    * owned one goes with the suite, by garbage collection). Nothing of a `kept` component (waiting
-   * for its dependencies, an object refused) is deleted.
+   * for its dependencies, its spec invalid, an object refused) is deleted.
    */
   private async deleteLeftovers(
     suite: OwnedSuite,

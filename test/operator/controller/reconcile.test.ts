@@ -120,3 +120,24 @@ describe('Reconciler: an object the API server refuses', () => {
     expect(kube.names('Deployment')).toEqual(['s-llm', 's-ocr']);
   });
 });
+
+describe('Reconciler: a component skipped for an invalid spec', () => {
+  it('keeps its running objects and reports InvalidSpec', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { llm: { enabled: true, resourceProfile: 'nvidia-gpu-l4:1' } } });
+    await reconciler(kube).reconcile(NS, 's');
+    const before = [...kube.objects.keys()].sort();
+
+    putSuite(kube, { services: { llm: { enabled: true, resourceProfile: 'nvidia-gpu-l4x:1' } } }, 2);
+    kube.clearWrites();
+    await reconciler(kube).reconcile(NS, 's');
+    expect(kube.writes.filter((w) => w.startsWith('delete'))).toEqual([]);
+    expect([...kube.objects.keys()].sort()).toEqual(before);
+    const status = kube.get('clinicalsuite.ai/v1alpha1', 'ClinicalSuite', NS, 's')!.status as SuiteStatus;
+    expect(condition(status.services?.llm?.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'InvalidSpec',
+      message: expect.stringContaining('unknown resource profile "nvidia-gpu-l4x"') as unknown as string,
+    });
+  });
+});
