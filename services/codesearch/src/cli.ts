@@ -7,7 +7,7 @@
  * `… list [--data-dir DIR]`: the stored sets.
  */
 import { parseArgs } from 'node:util';
-import { CodeStore } from './adapters/code-store.js';
+import { CodeStore, damagedSetMessage } from './adapters/code-store.js';
 import { IMPORT_FORMATS, importCodeSet, type ImportFormat } from './adapters/importer.js';
 import { CODE_TYPES, CodeTypeSchema } from './schemas/code-record.js';
 
@@ -48,11 +48,13 @@ async function main(argv: string[]): Promise<void> {
   const store = new CodeStore(values['data-dir'] ?? (process.env['DATA_DIR'] || 'data'));
   if (command === 'list') {
     for (const type of CODE_TYPES) {
-      const meta = await store.readMeta(type);
+      const meta = await store.readMeta(type).catch((err: unknown) => err as Error);
       out(
         meta === null
           ? `${type}\t(none)`
-          : `${type}\t${meta.count} codes\t${meta.source}\t${meta.format}\t${meta.imported_at}`,
+          : meta instanceof Error
+            ? `${type}\t(damaged) ${damagedSetMessage({ type, file: store.fileOf(type), problem: meta.message })}`
+            : `${type}\t${meta.count} codes\t${meta.source}\t${meta.format}\t${meta.imported_at}`,
       );
     }
     return;

@@ -3,7 +3,7 @@ import { passageOf } from '../domain/passage.js';
 import { applyOverlay, type OverlayEntry } from '../domain/overlay.js';
 import { LexicalIndex } from '../domain/lexical-index.js';
 import { CODE_TYPES, type CodeType, type SetMeta } from '../schemas/code-record.js';
-import type { CodeStore } from './code-store.js';
+import { damagedSetMessage, type CodeStore, type DamagedSet } from './code-store.js';
 import type { Embedder } from './embedder.js';
 import { VectorCache } from './vector-cache.js';
 
@@ -26,7 +26,8 @@ export interface Snapshot {
   readonly sets: ReadonlyMap<CodeType, SetMeta>;
   readonly vectors: Map<CodeType, VectorState>;
   readonly curatedApplied: number;
-  readonly problems: readonly string[];
+  /** Stored set files that cannot be read: not served (and never replaced by a built-in set). */
+  readonly damaged: ReadonlyMap<CodeType, DamagedSet>;
 }
 
 export interface CatalogOptions {
@@ -75,7 +76,7 @@ export class Catalog {
   /** Loads the store now (first load, or after a change); resolves when the lexical index is in. */
   async load(): Promise<Snapshot> {
     const signature = await this.options.store.signature();
-    const { sets, problems } = await this.options.store.readAll();
+    const { sets, damaged } = await this.options.store.readAll();
     const records = sets.flatMap((s) => s.records);
     const { codes, unmatched } = applyOverlay(records, this.overlay);
     const index = new LexicalIndex(codes);
@@ -86,13 +87,12 @@ export class Catalog {
       sets: new Map(sets.map((s) => [s.meta.type, s.meta])),
       vectors,
       curatedApplied: this.overlay.length - unmatched.length,
-      problems,
+      damaged: new Map(damaged.map((d) => [d.type, d])),
     };
     this.current = snapshot;
     this.signature = signature;
     this.generation++;
-    for (const p of problems)
-      this.options.logger.error({ problem: p }, 'a stored code set is damaged and is not served');
+    for (const d of damaged) this.options.logger.error({ type: d.type, path: d.file }, damagedSetMessage(d));
     this.options.logger.info(
       { codes: index.size, terms: index.vocabularySize, types: [...index.typeRanges.keys()] },
       'code sets loaded',

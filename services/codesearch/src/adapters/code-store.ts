@@ -22,6 +22,22 @@ export interface StoredSet {
   readonly records: CodeRecord[];
 }
 
+/** A stored set file that exists but cannot be read or parsed: not served, and left as it is. */
+export interface DamagedSet {
+  readonly type: CodeType;
+  readonly file: string;
+  readonly problem: string;
+}
+
+/** What is wrong with a damaged set file, and what to do about it. */
+export function damagedSetMessage(d: DamagedSet): string {
+  return (
+    `The stored ${d.type} set ${d.file} cannot be read (${d.problem}): ${d.type} is not served, and the ` +
+    `file is left as it is. Import the set again (node services/codesearch/dist/cli.js import --type ` +
+    `${d.type} --file <your file>), or, for a built-in set, remove the file and restart to import it afresh.`
+  );
+}
+
 export class CodeStore {
   readonly dir: string;
 
@@ -61,36 +77,34 @@ export class CodeStore {
     return full;
   }
 
+  /**
+   * The header of the stored set of `type`; null only when there is no such file. A file that
+   * cannot be read, or whose header is not a valid `{"meta": …}` line, throws: it is not "no set".
+   */
   async readMeta(type: CodeType): Promise<SetMeta | null> {
     const text = await readFile(this.fileOf(type), 'utf8').catch((err: unknown) => {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     });
     if (text === null) return null;
-    const first = text.slice(0, text.indexOf('\n'));
-    return SetMetaSchema.parse((JSON.parse(first) as { meta: unknown }).meta);
+    const end = text.indexOf('\n');
+    return parseMeta(end === -1 ? text : text.slice(0, end), type);
   }
 
-  /** Every stored set; a damaged file is reported by type, not served. */
-  async readAll(): Promise<{ sets: StoredSet[]; problems: string[] }> {
+  /** Every stored set; a file that cannot be read or parsed is reported by type, not served. */
+  async readAll(): Promise<{ sets: StoredSet[]; damaged: DamagedSet[] }> {
     const sets: StoredSet[] = [];
-    const problems: string[] = [];
+    const damaged: DamagedSet[] = [];
     for (const type of CODE_TYPES) {
-      const path = this.fileOf(type);
-      let text: string;
+      const file = this.fileOf(type);
       try {
-        text = await readFile(path, 'utf8');
+        sets.push(parseStoredSet(await readFile(file, 'utf8'), type));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
-      }
-      try {
-        sets.push(parseStoredSet(text, type));
-      } catch (err) {
-        problems.push(`${path}: ${(err as Error).message}`);
+        damaged.push({ type, file, problem: (err as Error).message });
       }
     }
-    return { sets, problems };
+    return { sets, damaged };
   }
 
   /** Changes whenever a set file is replaced (for reloading). */
@@ -105,10 +119,26 @@ export class CodeStore {
   }
 }
 
+function parseMeta(line: string, type: CodeType): SetMeta {
+  let header: unknown;
+  try {
+    header = JSON.parse(line);
+  } catch (err) {
+    throw new Error(`line 1 (the header) is not JSON: ${(err as Error).message}`);
+  }
+  const parsed = SetMetaSchema.safeParse((header as { meta?: unknown } | null)?.meta);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue === undefined || issue.path.length === 0 ? '' : `meta.${issue.path.join('.')}: `;
+    throw new Error(`line 1 (the header) is not a set header: ${at}${issue?.message ?? 'invalid'}`);
+  }
+  if (parsed.data.type !== type) throw new Error(`holds type ${parsed.data.type}`);
+  return parsed.data;
+}
+
 function parseStoredSet(text: string, type: CodeType): StoredSet {
   const lines = text.split('\n');
-  const meta = SetMetaSchema.parse((JSON.parse(lines[0] ?? '') as { meta: unknown }).meta);
-  if (meta.type !== type) throw new Error(`holds type ${meta.type}`);
+  const meta = parseMeta(lines[0] ?? '', type);
   const records: CodeRecord[] = [];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] ?? '';

@@ -2,7 +2,7 @@ import { defineRoute, NotFoundError, type AnyRoute } from '@clinicalsuite/kit';
 import { codeDetail } from '../domain/results.js';
 import { CodeDetailSchema, CodeParamsSchema, CodeTypesResponseSchema } from '../schemas/api.js';
 import { CODE_TYPES } from '../schemas/code-record.js';
-import { missingHint, requireSnapshot, vectorStatus, type CodesearchRuntime } from './runtime.js';
+import { requireSnapshot, unavailableHint, vectorStatus, type CodesearchRuntime } from './runtime.js';
 
 export function codeTypesRoute(rt: CodesearchRuntime): AnyRoute {
   return defineRoute({
@@ -25,6 +25,12 @@ export function codeTypesRoute(rt: CodesearchRuntime): AnyRoute {
       return {
         types,
         missing_types: CODE_TYPES.filter((t) => !snap.sets.has(t)),
+        damaged_types: [...snap.damaged.values()].map((d) => ({
+          type: d.type,
+          file: d.file,
+          problem: d.problem,
+          hint: unavailableHint(snap, d.type),
+        })),
         abbreviations: rt.abbreviations.size,
         embedding_model: {
           loaded: embedder !== undefined,
@@ -48,7 +54,8 @@ export function codeRoute(rt: CodesearchRuntime): AnyRoute {
     responses: { 404: { description: 'No such code of that type (or no codes of that type loaded)' } },
     handler: ({ params }) => {
       const snap = requireSnapshot(rt);
-      if (!snap.index.typeRanges.has(params.type)) throw new NotFoundError(missingHint(params.type));
+      if (!snap.index.typeRanges.has(params.type))
+        throw new NotFoundError(unavailableHint(snap, params.type));
       const detail = codeDetail(snap.index, params.type, params.code);
       if (detail === null) throw new NotFoundError(`No ${params.type} code ${params.code}`);
       return { ...detail, source: snap.sets.get(params.type)?.source ?? '' };

@@ -53,6 +53,7 @@ export function healthRoute(rt: CodesearchRuntime): AnyRoute {
         codes: snap?.index.size ?? 0,
         types: snap === undefined ? [] : [...snap.index.typeRanges.keys()],
         mode: currentMode(rt),
+        damaged_types: snap === undefined ? [] : [...snap.damaged.keys()],
       };
     },
   });

@@ -1,5 +1,6 @@
 import { ServiceUnavailableError, type ConcurrencyGate, type Readiness } from '@clinicalsuite/kit';
 import type { Catalog, Snapshot, VectorState } from '../adapters/catalog.js';
+import { damagedSetMessage } from '../adapters/code-store.js';
 import type { CodesearchConfig } from '../config.js';
 import type { AbbreviationTable } from '../domain/abbreviations.js';
 import type { CodesearchMetrics } from '../metrics.js';
@@ -22,6 +23,12 @@ export function requireSnapshot(rt: CodesearchRuntime): Snapshot {
   if (snap === undefined)
     throw new ServiceUnavailableError(`Code sets not loaded: ${rt.readiness.reason ?? 'starting'}`);
   return snap;
+}
+
+/** Why a type has no codes served, and what to do: its stored file is damaged, or there is none. */
+export function unavailableHint(snap: Snapshot, type: CodeType): string {
+  const damaged = snap.damaged.get(type);
+  return damaged === undefined ? missingHint(type) : damagedSetMessage(damaged);
 }
 
 /** How a user gets codes of a type that has none. */

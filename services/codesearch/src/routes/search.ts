@@ -5,7 +5,7 @@ import { buildResults } from '../domain/results.js';
 import { SearchResponseSchema, searchRequestSchema, type SearchResponse } from '../schemas/api.js';
 import { CODE_TYPES, type CodeType } from '../schemas/code-record.js';
 import { TopN } from '../domain/top-n.js';
-import { describeVectorState, missingHint, requireSnapshot, type CodesearchRuntime } from './runtime.js';
+import { describeVectorState, requireSnapshot, unavailableHint, type CodesearchRuntime } from './runtime.js';
 
 /** Lexical hits that hybrid search always keeps in its answer. */
 const KEEP_LEXICAL = 3;
@@ -135,7 +135,10 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
         mode_reason: reason,
         code_types: present,
         missing_types: missing,
-        warnings: body.code_types === null ? [] : missing.map(missingHint),
+        // A type asked for by name and absent says how to load it; a damaged one always says so.
+        warnings: missing.flatMap((t) =>
+          body.code_types !== null || snap.damaged.has(t) ? [unavailableHint(snap, t)] : [],
+        ),
         expansions: analyzed.expansions.map((e) => ({
           abbreviation: e.abbreviation,
           expansions: [...e.expansions],

@@ -100,6 +100,18 @@ export const CodeTypesResponseSchema = z.object({
     }),
   ),
   missing_types: z.array(CodeTypeSchema),
+  damaged_types: z
+    .array(
+      z.object({
+        type: CodeTypeSchema,
+        file: z.string(),
+        problem: z.string().describe('Why the stored file cannot be read'),
+        hint: z.string().describe('What to do'),
+      }),
+    )
+    .describe(
+      'Types whose stored set file cannot be read: not served, never replaced, also in missing_types',
+    ),
   abbreviations: z.number().int(),
   embedding_model: z.object({
     loaded: z.boolean(),
@@ -140,6 +152,9 @@ export const HealthResponseSchema = z.object({
   codes: z.number().int(),
   types: z.array(CodeTypeSchema),
   mode: z.enum(['hybrid', 'lexical']).describe('What a hybrid search would run now'),
+  damaged_types: z
+    .array(CodeTypeSchema)
+    .describe('Types whose stored set file cannot be read (not served; GET /code_types says what to do)'),
 });
 
 export const StatusResponseSchema = z.object({
