@@ -175,6 +175,10 @@ function render(...set: string[]): Rendered[] {
       'watch',
     ]);
     expect(rules.find((r) => r.resources.includes('leases'))?.verbs).toEqual(['get', 'create', 'update']);
+    // Leftover ServiceMonitors (monitoring switched off, a service disabled) are deleted.
+    expect(rules.find((r) => r.resources.includes('servicemonitors'))?.verbs).toEqual(
+      expect.arrayContaining(['get', 'list', 'create', 'patch', 'delete']),
+    );
   });
 
   it('rejects bad values through values.schema.json', () => {

@@ -47,7 +47,10 @@ import { computeStatus, invalidSpecStatus, judgeService, type ObservedService } 
 
 export const ANNOTATION_APPLIED_HASH = 'clinicalsuite.ai/applied-hash';
 
-/** Kinds the operator creates, checked for leftovers of disabled services. */
+/**
+ * Kinds the operator creates, checked for leftovers of disabled services (and of switched-off
+ * parts: a PDB, NetworkPolicies, ServiceMonitors).
+ */
 const OWNED_KINDS = [
   ['apps/v1', 'Deployment'],
   ['v1', 'Service'],
@@ -55,6 +58,7 @@ const OWNED_KINDS = [
   ['v1', 'PersistentVolumeClaim'],
   ['policy/v1', 'PodDisruptionBudget'],
   ['networking.k8s.io/v1', 'NetworkPolicy'],
+  ['monitoring.coreos.com/v1', 'ServiceMonitor'],
 ] as const;
 
 export interface ReconcileResult {
@@ -223,6 +227,12 @@ export class Reconciler {
         if (await this.ensureApplied(obj as unknown as KubeObjectLike))
           applied.push(`${obj.kind} ${obj.metadata.name}`);
       } catch (error) {
+        if (obj.kind === 'ServiceMonitor' && error instanceof KubeApiError && error.status === 404) {
+          // The CRD went away since it was looked up: no ServiceMonitor, as where it never was.
+          this.serviceMonitorCrd = { present: false, checkedAt: this.now().getTime() };
+          desired.delete(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
+          continue;
+        }
         failure = `${obj.kind} ${obj.metadata.name} was not applied: ${describeError(error)}`;
         break;
       }
@@ -322,7 +332,8 @@ export class Reconciler {
    * Deletes objects this suite owns that are no longer desired (a service was disabled), but never
    * a data PVC: disabling a service or setting its DATABASE_URL must not delete clinical data (an
    * owned one goes with the suite, by garbage collection). Nothing of a `kept` component (waiting
-   * for its dependencies, its spec invalid, an object refused) is deleted.
+   * for its dependencies, its spec invalid, an object refused) is deleted. A kind the cluster
+   * does not serve (ServiceMonitor without prometheus-operator's CRD) has nothing to delete.
    */
   private async deleteLeftovers(
     suite: OwnedSuite,
@@ -335,7 +346,14 @@ export class Reconciler {
       metadata: { ownerReferences?: { uid: string }[]; labels?: Record<string, string> };
     };
     for (const [apiVersion, kind] of OWNED_KINDS) {
-      const items = await this.client.list<Owned>(apiVersion, kind, suite.metadata.namespace, selector);
+      let items: Owned[];
+      try {
+        items = await this.client.list<Owned>(apiVersion, kind, suite.metadata.namespace, selector);
+      } catch (error) {
+        // The API group is not served (no ServiceMonitor CRD in this cluster): nothing to delete.
+        if (error instanceof KubeApiError && error.status === 404) continue;
+        throw error;
+      }
       for (const item of items) {
         const owned = item.metadata.ownerReferences?.some((o) => o.uid === suite.metadata.uid) ?? false;
         const component = item.metadata.labels?.[LABEL_COMPONENT] ?? '';

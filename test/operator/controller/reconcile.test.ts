@@ -141,3 +141,50 @@ describe('Reconciler: a component skipped for an invalid spec', () => {
     });
   });
 });
+
+describe('Reconciler: ServiceMonitors', () => {
+  const monitored = (serviceMonitor: boolean, ocr = true) => ({
+    monitoring: { serviceMonitor },
+    services: { ocr: { enabled: ocr }, stt: { enabled: true } },
+  });
+
+  it('deletes them when monitoring or their service is switched off', async () => {
+    const kube = new FakeKube();
+    kube.put({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+    });
+    putSuite(kube, monitored(true));
+    await reconciler(kube).reconcile(NS, 's');
+    expect(kube.names('ServiceMonitor')).toEqual(['s-ocr', 's-stt']);
+
+    putSuite(kube, monitored(true, false), 2);
+    await reconciler(kube).reconcile(NS, 's');
+    expect(kube.names('ServiceMonitor')).toEqual(['s-stt']);
+
+    putSuite(kube, monitored(false, false), 3);
+    await reconciler(kube).reconcile(NS, 's');
+    expect(kube.names('ServiceMonitor')).toEqual([]);
+    expect(kube.names('Deployment')).toEqual(['s-stt']);
+  });
+
+  it.each([
+    ['without the monitoring.coreos.com CRD (404 on list)', false],
+    ['whose CRD went away after it was looked up (404 on apply)', true],
+  ])('reconciles a cluster %s', async (_name, crdSeen) => {
+    const kube = new FakeKube();
+    if (crdSeen)
+      kube.put({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+      });
+    kube.unserved.add('ServiceMonitor');
+    putSuite(kube, monitored(true));
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(result.error).toBeUndefined();
+    expect(kube.names('Deployment')).toEqual(['s-ocr', 's-stt']);
+    expect(kube.writes.filter((w) => w.startsWith('status'))).toEqual(['status ClinicalSuite s']);
+  });
+});
