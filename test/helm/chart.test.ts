@@ -175,6 +175,9 @@ function render(...set: string[]): Rendered[] {
       'watch',
     ]);
     expect(rules.find((r) => r.resources.includes('leases'))?.verbs).toEqual(['get', 'create', 'update']);
+    // blockOwnerDeletion on the suite's objects needs update on its finalizers where
+    // OwnerReferencesPermissionEnforcement is on (OpenShift).
+    expect(rules.find((r) => r.resources.includes('clinicalsuites/finalizers'))?.verbs).toEqual(['update']);
     // Leftover ServiceMonitors (monitoring switched off, a service disabled) are deleted.
     expect(rules.find((r) => r.resources.includes('servicemonitors'))?.verbs).toEqual(
       expect.arrayContaining(['get', 'list', 'create', 'patch', 'delete']),
