@@ -523,6 +523,52 @@ describe.each(RUNNABLE_KINDS)('TaskStore on %s', (kind) => {
       expect(await store.renewLease(claim!.run.id, 'w3', 1000, at(2100))).toBe('lost');
     });
 
+    it('hands back a claim never started: the task pending again with its attempt, the run failed', async () => {
+      const a = await store.createTask(newTask('a'), at(0));
+      const claim = await store.claimTask('w1', 30_000, at(1));
+      expect(claim?.task).toMatchObject({ id: a.id, status: 'running', attempts: 1 });
+      // Not the holder: nothing is written.
+      const before = await snapshot(store);
+      expect(await store.releaseRun(claim!.run.id, 'w2', 'shutting down', at(2))).toBe(false);
+      expect(await snapshot(store)).toEqual(before);
+
+      expect(await store.releaseRun(claim!.run.id, 'w1', 'the task agent shut down', at(3))).toBe(true);
+      expect(await store.getTask(a.id)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+        updated_at: iso(at(3)),
+      });
+      expect(await store.listRuns({ taskId: a.id, limit: 5 })).toEqual([
+        {
+          ...claim!.run,
+          status: 'failed',
+          error: 'not started: the task agent shut down',
+          finished_at: iso(at(3)),
+        },
+      ]);
+      expect((await store.listLogs({ taskId: a.id, limit: 1 }))[0]).toMatchObject({
+        level: 'warn',
+        run_id: claim!.run.id,
+        message: `run ${claim!.run.id} handed back before it started (the task agent shut down); the task is pending again`,
+      });
+      // Released once: the lease is gone, a second release or a renewal finds nothing.
+      expect(await store.releaseRun(claim!.run.id, 'w1', 'again', at(4))).toBe(false);
+      expect(await store.renewLease(claim!.run.id, 'w1', 1000, at(4))).toBe('lost');
+      // Nothing is left to recover, and the task is claimed again with a fresh attempt.
+      expect(await store.recoverExpired(3, at(10 * MINUTE))).toEqual([]);
+      const again = await store.claimTask('w2', 30_000, at(5));
+      expect(again?.task).toMatchObject({ id: a.id, attempts: 1 });
+
+      // Cancelled between the claim and the release: it stays cancelled, the run ends cancelled.
+      const b = await store.createTask(newTask('b', 1), at(20));
+      const bClaim = await store.claimTask('w1', 30_000, at(21));
+      expect(bClaim?.task.id).toBe(b.id);
+      await store.cancelTask(b.id, 'the API', at(22));
+      expect(await store.releaseRun(bClaim!.run.id, 'w1', 'the task agent shut down', at(23))).toBe(true);
+      expect(await store.getTask(b.id)).toMatchObject({ status: 'cancelled', attempts: 1 });
+      expect((await store.listRuns({ taskId: b.id, limit: 1 }))[0]).toMatchObject({ status: 'cancelled' });
+    });
+
     it('stores produced text without NUL characters (PostgreSQL text can not hold one): the run finishes', async () => {
       const a = await store.createTask(newTask('a'), at(0));
       const claim = await store.claimTask('w1', 30_000, at(1));
@@ -920,6 +966,13 @@ describe('priority field', () => {
     out['recovered'] = await store.recoverExpired(3, at(2000));
     out['requeued'] = await store.requeueTask(c1!.task.id, at(2100));
     out['c3'] = await store.claimTask('host/2/0', 1000, at(2200));
+    out['released'] = await store.releaseRun(
+      (out['c3'] as { run: { id: number } }).run.id,
+      'host/2/0',
+      'the task agent shut down',
+      at(2250),
+    );
+    out['nul log'] = await store.addLog(c2!.task.id, null, 'info', 'an LLM\u0000 thought', at(2260));
     out['renew cancelled'] = await store.cancelTask(c2!.task.id, 'the API', at(2300));
     out['schedules'] = [
       await store.createSchedule(nightly, testNextRun, at(0)),

@@ -140,7 +140,7 @@ export function createTaskAgentMetrics(
     }),
     storeErrors: new Counter({
       name: `${p}store_errors_total`,
-      help: 'Background store operations that failed, by operation (claim, renew, finish, tick).',
+      help: 'Background store operations that failed, by operation (claim, renew, finish, release, tick).',
       labelNames: ['operation'] as const,
       registers,
     }),

@@ -14,6 +14,9 @@ import type { Claim, NextRun, TaskStore } from '../store/types.js';
  * worker died (expired leases).
  */
 
+/** Why a run claimed while the agent began shutting down is handed back unstarted. */
+export const SHUTDOWN_BEFORE_START = 'the task agent shut down';
+
 /** Why a run's signal was aborted. */
 export class RunStopped extends Error {
   constructor(
@@ -112,7 +115,8 @@ export class WorkerPool {
   }
 
   /**
-   * Stops claiming and interrupts the runs in progress, logging why. Their leases are left to
+   * Stops claiming and interrupts the runs in progress, logging why; a claim still in flight is
+   * handed back when it completes (its task pending again, not run). Their leases are left to
    * expire: then a restart or another replica recovers them like the runs of a worker that died
    * (the run failed, naming the lease; the task queued again while it has attempts left), so a task
    * interrupted by shutdowns again and again still ends after TASK_AGENT_MAX_ATTEMPTS runs.
@@ -166,7 +170,34 @@ export class WorkerPool {
         await this.idle();
         continue;
       }
+      if (this.isStopping()) {
+        // The claim completed after stop() began: stop() did not see this run to interrupt it,
+        // so it is handed back rather than run to its end during the shutdown.
+        await this.handBack(worker, claim);
+        return;
+      }
       await this.run(worker, claim);
+    }
+  }
+
+  /** Read after an await: stop() may have begun meanwhile. */
+  private isStopping(): boolean {
+    return this.stopping;
+  }
+
+  /** Releases a claim that will not be run: its task is pending again at once, attempt given back. */
+  private async handBack(worker: string, claim: Claim): Promise<void> {
+    const { store, logger, metrics, now } = this.options;
+    const { task, run } = claim;
+    try {
+      const released = await store.releaseRun(run.id, worker, SHUTDOWN_BEFORE_START, now());
+      logger.info({ task: task.id, run: run.id, released }, 'claim handed back: shutting down');
+    } catch (error) {
+      metrics.storeErrors.inc({ operation: 'release' });
+      logger.error(
+        { err: error, task: task.id, run: run.id },
+        'handing back a claim failed (its lease will expire and it will be recovered)',
+      );
     }
   }
 

@@ -398,6 +398,29 @@ export class PostgresTaskStore implements TaskStore {
     });
   }
 
+  async releaseRun(runId: number, worker: string, reason: string, now: Date): Promise<boolean> {
+    return this.tx(async (c): Promise<boolean> => {
+      const hold = await this.hold(c, runId, worker);
+      if (hold === undefined) return false;
+      const at = iso(now);
+      const cancelled = hold.taskStatus === 'cancelled';
+      await c.query(
+        `UPDATE ${this.t.runs} SET status = $1, error = $2, finished_at = $3, lease_expires_at = NULL
+         WHERE id = $4`,
+        [cancelled ? 'cancelled' : 'failed', storable(messages.notStarted(reason)), at, runId],
+      );
+      if (!cancelled) {
+        await c.query(
+          `UPDATE ${this.t.tasks} SET status = 'pending', attempts = GREATEST(attempts - 1, 0), updated_at = $1
+           WHERE id = $2`,
+          [at, hold.taskId],
+        );
+      }
+      await this.insertLog(c, hold.taskId, runId, 'warn', messages.released(runId, reason, cancelled), now);
+      return true;
+    });
+  }
+
   async recoverExpired(maxAttempts: number, now: Date): Promise<Recovered[]> {
     return this.tx(async (c): Promise<Recovered[]> => {
       const at = iso(now);

@@ -215,6 +215,13 @@ export const messages = {
   /** The warn log of a run whose task was cancelled while its worker was gone. */
   recoveredCancelled: (runId: number, leaseError: string): string =>
     `run ${runId} ended cancelled: ${leaseError}; the task had been cancelled`,
+  /** The `error` of a run handed back before it started (`releaseRun`). */
+  notStarted: (reason: string): string => `not started: ${reason}`,
+  /** Its warn log. */
+  released: (runId: number, reason: string, cancelled: boolean): string =>
+    cancelled
+      ? `run ${runId} handed back before it started (${reason}); the task had been cancelled`
+      : `run ${runId} handed back before it started (${reason}); the task is pending again`,
   /** A run still going when its cancelled task was queued again (its worker had not stopped yet). */
   supersededRun: 'the task was cancelled and queued again before this run stopped',
 };

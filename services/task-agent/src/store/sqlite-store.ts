@@ -364,6 +364,31 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
+  async releaseRun(runId: number, worker: string, reason: string, now: Date): Promise<boolean> {
+    return this.write((): boolean => {
+      const hold = this.hold(runId, worker);
+      if (hold === undefined) return false;
+      const at = iso(now);
+      const cancelled = hold.task_status === 'cancelled';
+      this.run(
+        'UPDATE runs SET status = ?, error = ?, finished_at = ?, lease_expires_at = NULL WHERE id = ?',
+        cancelled ? 'cancelled' : 'failed',
+        storable(messages.notStarted(reason)),
+        at,
+        runId,
+      );
+      if (!cancelled) {
+        this.run(
+          "UPDATE tasks SET status = 'pending', attempts = max(attempts - 1, 0), updated_at = ? WHERE id = ?",
+          at,
+          hold.task_id,
+        );
+      }
+      this.insertLog(hold.task_id, runId, 'warn', messages.released(runId, reason, cancelled), now);
+      return true;
+    });
+  }
+
   async recoverExpired(maxAttempts: number, now: Date): Promise<Recovered[]> {
     return this.write((): Recovered[] => {
       const at = iso(now);

@@ -125,6 +125,14 @@ export interface TaskStore {
    */
   finishRun(runId: number, worker: string, outcome: RunOutcome, now: Date): Promise<boolean>;
   /**
+   * Hands back a run claimed but never started (the agent began shutting down while the claim was
+   * in flight), if `worker` still holds it: the run → failed (error "not started: <reason>"), the task →
+   * pending with the claim's attempt given back (it did not run), and a warn log saying so. A task
+   * cancelled meanwhile stays cancelled and the run ends `cancelled`. Returns false (and writes
+   * nothing) when the lease was lost.
+   */
+  releaseRun(runId: number, worker: string, reason: string, now: Date): Promise<boolean>;
+  /**
    * Running tasks whose lease expired before `now` (their worker died or hung): the run → failed
    * with error "lease expired at <time>: worker <w> stopped without finishing", an error log saying
    * so, and the task → pending (another run) while attempts < maxAttempts, else → failed. A task
