@@ -67,48 +67,56 @@ interface Verdict {
 
 const IMAGE_ERRORS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
 
+/**
+ * The scheduler's message when a pod waits for a claim with immediate binding that no volume
+ * binds: then the claim is the root cause. A claim of a WaitForFirstConsumer storage class is
+ * Pending *because* the pod is not scheduled yet, and the scheduler's message says why.
+ */
+const UNBOUND_IMMEDIATE_CLAIMS = /unbound immediate PersistentVolumeClaims/i;
+
+function bad(reason: string, message: string): Verdict {
+  return { ready: false, progressing: false, degraded: true, reason, message };
+}
+
+function progressing(reason: string, message: string): Verdict {
+  return { ready: false, progressing: true, degraded: false, reason, message };
+}
+
 /** Why one service is (not) ready: the first root cause found, most specific first. */
 export function judgeService(s: ObservedService): Verdict {
-  const bad = (reason: string, message: string): Verdict => ({
-    ready: false,
-    progressing: false,
-    degraded: true,
-    reason,
-    message,
-  });
   if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
   if (s.applyError !== undefined) return bad('ApplyFailed', s.applyError);
   if (s.waitingFor !== undefined && s.waitingFor.length > 0) {
-    return {
-      ready: false,
-      progressing: true,
-      degraded: false,
-      reason: 'WaitingForDependencies',
-      message: `waiting for ${s.waitingFor.join(', ')} to be ready`,
-    };
+    return progressing('WaitingForDependencies', `waiting for ${s.waitingFor.join(', ')} to be ready`);
   }
+  return judgeWorkload(s);
+}
+
+/** The verdict on a service's claims, pods and Deployment alone. */
+function judgeWorkload(s: ObservedService): Verdict {
+  const stuck = s.pods.find((pod) => pod.unschedulable !== undefined);
+  const unschedulable =
+    stuck === undefined
+      ? undefined
+      : bad('Unschedulable', `pod ${stuck.name} cannot be scheduled: ${stuck.unschedulable ?? ''}`);
+  // A claim of a WaitForFirstConsumer class is Pending because its pod is not scheduled: the
+  // scheduler says why, unless what it waits for is that claim.
+  if (unschedulable !== undefined && !UNBOUND_IMMEDIATE_CLAIMS.test(unschedulable.message))
+    return unschedulable;
   if (s.modelClaim?.phase === 'Pending') {
-    return {
-      ready: false,
-      progressing: true,
-      degraded: false,
-      reason: 'ModelVolumePending',
-      message: `PersistentVolumeClaim ${s.modelClaim.name} is Pending: no volume is bound yet (check its storage class)`,
-    };
+    return progressing(
+      'ModelVolumePending',
+      `PersistentVolumeClaim ${s.modelClaim.name} is Pending: no volume is bound yet (check its storage class)`,
+    );
   }
   if (s.dataClaim?.phase === 'Pending') {
-    return {
-      ready: false,
-      progressing: true,
-      degraded: false,
-      reason: 'DataVolumePending',
-      message: `data PersistentVolumeClaim ${s.dataClaim.name} is Pending: no volume is bound yet (check its storage class)`,
-    };
+    return progressing(
+      'DataVolumePending',
+      `data PersistentVolumeClaim ${s.dataClaim.name} is Pending: no volume is bound yet (check its storage class)`,
+    );
   }
+  if (unschedulable !== undefined) return unschedulable;
   for (const pod of s.pods) {
-    if (pod.unschedulable !== undefined) {
-      return bad('Unschedulable', `pod ${pod.name} cannot be scheduled: ${pod.unschedulable}`);
-    }
     for (const c of pod.initContainers) {
       if (c.name.startsWith('fetch-') && c.terminatedExitCode !== undefined && c.terminatedExitCode !== 0) {
         return bad(
@@ -140,15 +148,7 @@ export function judgeService(s: ObservedService): Verdict {
     }
   }
   const d = s.deployment;
-  if (d === undefined) {
-    return {
-      ready: false,
-      progressing: true,
-      degraded: false,
-      reason: 'Creating',
-      message: 'creating its objects',
-    };
-  }
+  if (d === undefined) return progressing('Creating', 'creating its objects');
   const st = d.status ?? {};
   const current = d.generation === undefined || st.observedGeneration === d.generation;
   const readyReplicas = st.readyReplicas ?? 0;
@@ -162,13 +162,7 @@ export function judgeService(s: ObservedService): Verdict {
       message: `${readyReplicas}/${d.replicas} replicas ready`,
     };
   }
-  return {
-    ready: false,
-    progressing: true,
-    degraded: false,
-    reason: 'RollingOut',
-    message: `${readyReplicas}/${d.replicas} replicas ready, ${updated} updated`,
-  };
+  return progressing('RollingOut', `${readyReplicas}/${d.replicas} replicas ready, ${updated} updated`);
 }
 
 /** Sets `type` in `conditions`, keeping lastTransitionTime when the status is unchanged. */

@@ -118,6 +118,30 @@ describe('judgeService names the root cause', () => {
       'ApplyFailed',
       'PersistentVolumeClaim s-llm-models was not applied: 422 Invalid: spec is immutable',
     ],
+    [
+      'no GPU node while a WaitForFirstConsumer claim waits for the pod',
+      service({
+        deployment: { replicas: 1, status: { observedGeneration: 2, replicas: 1 }, generation: 2 },
+        modelClaim: { name: 's-llm-models', phase: 'Pending' },
+        pods: [pod({ unschedulable: '0/4 nodes are available: 4 Insufficient nvidia.com/gpu.' })],
+      }),
+      'Unschedulable',
+      'pod s-llm-abc cannot be scheduled: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.',
+    ],
+    [
+      'a claim with immediate binding that nothing binds (the pod waits for it)',
+      service({
+        modelClaim: { name: 's-llm-models', phase: 'Pending' },
+        pods: [
+          pod({
+            unschedulable:
+              '0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.',
+          }),
+        ],
+      }),
+      'ModelVolumePending',
+      expect.stringContaining('s-llm-models is Pending'),
+    ],
   ])('%s', (_name, observed, reason, message) => {
     expect(judgeService(observed)).toMatchObject({ ready: false, reason, message });
   });
