@@ -205,6 +205,7 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
         config,
         version: VERSION,
         store: storeView,
+        storeKind: () => store?.kind ?? (config.DATABASE_URL === undefined ? 'sqlite' : 'postgresql'),
         pool,
         skills,
         llm,

@@ -2,7 +2,10 @@ import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { z } from 'zod';
 import type { TaskAgentRuntime } from './runtime.js';
 
-/** `/`, `/health` (503 until the store is open) and `/status`. */
+/**
+ * `/`, `/health` (503 until the store is open) and `/status`. Both answer their own shapes while the
+ * store is still opening or failed to open (the reason says which), so they never touch it.
+ */
 
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /api/v1/tasks': 'Tasks (status, limit)',
@@ -66,7 +69,7 @@ export function infoRoutes(rt: TaskAgentRuntime): AnyRoute[] {
         status: ready ? ('healthy' as const) : ('unhealthy' as const),
         service: 'task-agent' as const,
         version: rt.version,
-        store: rt.store.kind,
+        store: rt.storeKind(),
         llm: llmView(rt),
         ...(ready || reason === undefined ? {} : { reason }),
       }),
@@ -83,7 +86,7 @@ export function infoRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           version: rt.version,
           status: rt.readiness.ready ? 'ready' : 'not_ready',
           reason: rt.readiness.reason ?? null,
-          store: rt.store.kind,
+          store: rt.storeKind(),
           llm: { ...llmView(rt), detail: s.detail },
           workers: {
             total: rt.config.TASK_AGENT_WORKERS,

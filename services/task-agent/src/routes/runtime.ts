@@ -10,7 +10,10 @@ import type { TaskStore } from '../store/types.js';
 export interface TaskAgentRuntime {
   readonly config: TaskAgentConfig;
   readonly version: string;
+  /** Throws (503) until the store is open: routes that must answer before then use `storeKind`. */
   readonly store: TaskStore;
+  /** The store's kind: the open store's, before that the configured one (DATABASE_URL or not). */
+  readonly storeKind: () => TaskStore['kind'];
   readonly pool: WorkerPool;
   readonly skills: readonly AnySkill[];
   readonly llm: LlmClient;
