@@ -32,6 +32,7 @@ interface WireDeployment {
     replicas?: number;
     readyReplicas?: number;
     updatedReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
   };
 }
 
@@ -66,12 +67,32 @@ export async function observeService(
               ? {}
               : { generation: deployment.metadata.generation }),
             replicas: deployment.spec?.replicas ?? 1,
-            status: deployment.status ?? {},
+            status: observeDeploymentStatus(deployment.status ?? {}),
           },
         }),
     pods: pods.map(observePod),
     ...(modelClaim === undefined ? {} : { modelClaim }),
     ...(dataClaim === undefined ? {} : { dataClaim }),
+  };
+}
+
+function observeDeploymentStatus(
+  status: NonNullable<WireDeployment['status']>,
+): NonNullable<NonNullable<ObservedService['deployment']>['status']> {
+  const { conditions, ...counts } = status;
+  const wanted = (conditions ?? []).filter((c) => c.type === 'Progressing' || c.type === 'ReplicaFailure');
+  return {
+    ...counts,
+    ...(wanted.length === 0
+      ? {}
+      : {
+          conditions: wanted.map((c) => ({
+            type: c.type,
+            status: c.status,
+            ...(c.reason === undefined ? {} : { reason: c.reason }),
+            ...(c.message === undefined ? {} : { message: c.message }),
+          })),
+        }),
   };
 }
 

@@ -26,12 +26,21 @@ export interface ObservedService {
       readonly replicas?: number;
       readonly readyReplicas?: number;
       readonly updatedReplicas?: number;
+      readonly conditions?: readonly ObservedDeploymentCondition[];
     };
   };
   readonly pods: readonly ObservedPod[];
   readonly modelClaim?: ObservedClaim;
   /** The PVC of its data directory, for a component that keeps an embedded store. */
   readonly dataClaim?: ObservedClaim;
+}
+
+/** A Deployment status condition (Available, Progressing, ReplicaFailure). */
+export interface ObservedDeploymentCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
 }
 
 export interface ObservedClaim {
@@ -66,6 +75,15 @@ interface Verdict {
 }
 
 const IMAGE_ERRORS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
+/** The kubelet cannot create the container from its spec: a missing Secret, ConfigMap or key. */
+const CONFIG_ERRORS = new Set(['CreateContainerConfigError']);
+/** The runtime could not create or start the container (or one of its hooks failed). */
+const START_ERRORS = new Set([
+  'CreateContainerError',
+  'RunContainerError',
+  'PreStartHookError',
+  'PostStartHookError',
+]);
 
 /**
  * The scheduler's message when a pod waits for a claim with immediate binding that no volume
@@ -132,11 +150,15 @@ function judgeWorkload(s: ObservedService): Verdict {
       }
     }
     for (const c of [...pod.initContainers, ...pod.containers]) {
+      const waiting = `${c.waitingReason ?? ''} for ${pod.name}/${c.name}: ${c.waitingMessage ?? ''}`.trim();
       if (c.waitingReason !== undefined && IMAGE_ERRORS.has(c.waitingReason)) {
-        return bad(
-          'ImagePullError',
-          `${c.waitingReason} for ${pod.name}/${c.name}: ${c.waitingMessage ?? ''}`.trim(),
-        );
+        return bad('ImagePullError', waiting);
+      }
+      if (c.waitingReason !== undefined && CONFIG_ERRORS.has(c.waitingReason)) {
+        return bad('ContainerConfigError', waiting);
+      }
+      if (c.waitingReason !== undefined && START_ERRORS.has(c.waitingReason)) {
+        return bad('ContainerStartFailed', waiting);
       }
       if (c.waitingReason === 'CrashLoopBackOff') {
         const last = c.terminatedMessage === undefined ? '' : `; last exit: ${c.terminatedMessage}`;
@@ -161,6 +183,23 @@ function judgeWorkload(s: ObservedService): Verdict {
       reason: 'Ready',
       message: `${readyReplicas}/${d.replicas} replicas ready`,
     };
+  }
+  // What the Deployment controller itself reports: pods it cannot create (quota, admission) and
+  // a rollout past its progress deadline.
+  const condition = (type: string) => (current ? st.conditions?.find((c) => c.type === type) : undefined);
+  const replicaFailure = condition('ReplicaFailure');
+  if (replicaFailure?.status === 'True') {
+    return bad(
+      'ReplicaFailure',
+      `cannot create pods: ${replicaFailure.message ?? replicaFailure.reason ?? ''}`,
+    );
+  }
+  const stalled = condition('Progressing');
+  if (stalled?.status === 'False' && stalled.reason === 'ProgressDeadlineExceeded') {
+    return bad(
+      'ProgressDeadlineExceeded',
+      `${stalled.message ?? 'the rollout exceeded its progress deadline'} (${readyReplicas}/${d.replicas} replicas ready)`,
+    );
   }
   return progressing('RollingOut', `${readyReplicas}/${d.replicas} replicas ready, ${updated} updated`);
 }

@@ -188,3 +188,29 @@ describe('Reconciler: ServiceMonitors', () => {
     expect(kube.writes.filter((w) => w.startsWith('status'))).toEqual(['status ClinicalSuite s']);
   });
 });
+
+describe('Reconciler: what the Deployment controller reports', () => {
+  it('surfaces ReplicaFailure as Degraded with its message', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { ocr: { enabled: true } } });
+    await reconciler(kube).reconcile(NS, 's');
+    kube.get('apps/v1', 'Deployment', NS, 's-ocr')!.status = {
+      replicas: 0,
+      conditions: [
+        {
+          type: 'ReplicaFailure',
+          status: 'True',
+          reason: 'FailedCreate',
+          message: 'pods "s-ocr-5d8f" is forbidden: exceeded quota: compute, requested: cpu=1',
+        },
+      ],
+    };
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(condition(result.status?.services?.ocr?.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ReplicaFailure',
+      message:
+        'cannot create pods: pods "s-ocr-5d8f" is forbidden: exceeded quota: compute, requested: cpu=1',
+    });
+  });
+});

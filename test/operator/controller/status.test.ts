@@ -142,6 +142,90 @@ describe('judgeService names the root cause', () => {
       'ModelVolumePending',
       expect.stringContaining('s-llm-models is Pending'),
     ],
+    [
+      'a missing Secret',
+      service({
+        deployment: {
+          generation: 1,
+          replicas: 1,
+          status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1 },
+        },
+        pods: [
+          pod({
+            containers: [
+              {
+                name: 'llm',
+                waitingReason: 'CreateContainerConfigError',
+                waitingMessage: 'secret "clinicalsuite-tokens" not found',
+              },
+            ],
+          }),
+        ],
+      }),
+      'ContainerConfigError',
+      'CreateContainerConfigError for s-llm-abc/llm: secret "clinicalsuite-tokens" not found',
+    ],
+    [
+      'a container the runtime cannot start',
+      service({
+        pods: [
+          pod({
+            containers: [
+              { name: 'llm', waitingReason: 'RunContainerError', waitingMessage: 'exec: "node": not found' },
+            ],
+          }),
+        ],
+      }),
+      'ContainerStartFailed',
+      'RunContainerError for s-llm-abc/llm: exec: "node": not found',
+    ],
+    [
+      'pods the Deployment controller cannot create',
+      service({
+        deployment: {
+          generation: 1,
+          replicas: 1,
+          status: {
+            observedGeneration: 1,
+            conditions: [
+              {
+                type: 'ReplicaFailure',
+                status: 'True',
+                reason: 'FailedCreate',
+                message: 'pods "s-llm-7c9" is forbidden: violates PodSecurity "restricted:latest"',
+              },
+            ],
+          },
+        },
+      }),
+      'ReplicaFailure',
+      'cannot create pods: pods "s-llm-7c9" is forbidden: violates PodSecurity "restricted:latest"',
+    ],
+    [
+      'a rollout past its deadline',
+      service({
+        deployment: {
+          generation: 3,
+          replicas: 2,
+          status: {
+            observedGeneration: 3,
+            replicas: 3,
+            readyReplicas: 1,
+            updatedReplicas: 1,
+            conditions: [
+              {
+                type: 'Progressing',
+                status: 'False',
+                reason: 'ProgressDeadlineExceeded',
+                message: 'ReplicaSet "s-llm-7c9" has timed out progressing.',
+              },
+            ],
+          },
+        },
+      }),
+      'ProgressDeadlineExceeded',
+      'ReplicaSet "s-llm-7c9" has timed out progressing. (1/2 replicas ready)',
+    ],
   ])('%s', (_name, observed, reason, message) => {
     expect(judgeService(observed)).toMatchObject({ ready: false, reason, message });
   });
