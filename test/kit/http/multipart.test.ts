@@ -98,6 +98,41 @@ describe('multipart', () => {
     });
   });
 
+  it('reads file names as UTF-8, as browsers and fetch send them, and RFC 5987 names too', async () => {
+    const names = ['ảnh_Nguyễn.jpg', 'café.png', 'x-ray "left" 50%.png'];
+    const res = await fetch(`${srv.url}/upload`, {
+      method: 'POST',
+      body: form(
+        { person_name: 'Nguyễn Văn A' },
+        names.map((name) => ({ field: 'files', name, size: 1 })),
+      ),
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { person_name: string; files: { name: string }[] } };
+    expect(data.person_name).toBe('Nguyễn Văn A');
+    expect(data.files.map((f) => f.name)).toEqual(names);
+
+    // A client that names the charset (filename*=UTF-8''…) gets the same name.
+    const boundary = 'kit-test-boundary';
+    const raw = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="person_name"\r\n\r\nLan\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="files"; ` +
+          `filename*=UTF-8''${encodeURIComponent('ảnh_Nguyễn.jpg')}\r\nContent-Type: image/jpeg\r\n\r\n`,
+      ),
+      Buffer.from([1, 2, 3]),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const extended = await fetch(`${srv.url}/upload`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: raw,
+    });
+    expect(((await extended.json()) as { data: { files: { name: string }[] } }).data.files).toEqual([
+      { name: 'ảnh_Nguyễn.jpg', size: 3, bytes: 3 },
+    ]);
+  });
+
   it('answers 413 for a file over the limit, 400 for too many files, 415 for a JSON body, 422 for a missing field', async () => {
     const big = await fetch(`${srv.url}/upload`, {
       method: 'POST',

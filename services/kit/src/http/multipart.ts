@@ -8,7 +8,8 @@ import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from
  * multipart/form-data for a route's `bodyParser`: multer with limits that answer with the kit's
  * errors (413 for a file over its size, 400 for too many files or an unexpected field), form
  * fields in `req.body` (strings, for the route's zod schema to coerce), files by field name.
- * Disk storage (for videos) deletes the files when the response ends.
+ * Disk storage (for videos) deletes the files when the response ends. File names are read as
+ * UTF-8, as browsers and fetch send them.
  */
 
 export interface MultipartField {
@@ -47,6 +48,10 @@ export function multipart(options: MultipartOptions): RequestHandler[] {
       options.storage === 'disk'
         ? multer.diskStorage({ destination: options.dir ?? tmpdir() })
         : multer.memoryStorage(),
+    // Browsers and fetch send a file's name as raw UTF-8 bytes in `filename="…"`; multer's default
+    // reads them as latin1 ("ảnh.jpg" became "áº£nh.jpg"). `filename*=` (RFC 5987) names its own
+    // charset and is decoded by it either way.
+    defParamCharset: 'utf8',
     limits: {
       fileSize: options.maxFileBytes,
       files: options.files.reduce((sum, field) => sum + field.maxCount, 0),
