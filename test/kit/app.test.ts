@@ -260,10 +260,34 @@ describe('metrics, docs, GPU status and logs', () => {
     expect(all).not.toContain('s3cret-token');
     expect(all).not.toContain('leaky-query-token');
     const completed = srv.logs.find(
-      (l) => (l.req as { url?: string } | undefined)?.url === '/patients/9/notes?token=…',
+      (l) => (l.req as { url?: string } | undefined)?.url === '/patients/:id/notes?token=…',
     );
     expect(completed).toMatchObject({ route: '/patients/:id/notes', res: { statusCode: 200 } });
     expect(srv.logs.find((l) => l.msg === 'note received')).toMatchObject({ prompt: '[redacted]' });
+  });
+
+  it('logs the route template, not the path: a name or id in the path stays out of the logs', async () => {
+    const name = 'Nguyễn Văn Bình';
+    const before = srv.logs.length;
+    const matched = await fetch(`${srv.url}/patients/${encodeURIComponent(name)}/notes?q=x`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ prompt: 'x' }),
+    });
+    expect(matched.status).toBe(200);
+    const unmatched = await fetch(`${srv.url}/patient/${encodeURIComponent(name)}`, { headers: auth });
+    expect(unmatched.status).toBe(404);
+    await waitFor(() => srv.logs.slice(before).filter((l) => 'res' in l).length >= 2);
+    const lines = srv.logs.slice(before);
+    const logged = JSON.stringify(lines);
+    for (const leak of [name, encodeURIComponent(name), 'Nguy', 'B%C3%ACnh'])
+      expect(logged).not.toContain(leak);
+    const completions = lines.filter((l) => 'res' in l);
+    expect(completions.map((l) => (l.req as { url: string }).url)).toEqual([
+      '/patients/:id/notes?q=…',
+      'unmatched',
+    ]);
+    expect(completions.map((l) => l.route)).toEqual(['/patients/:id/notes', 'unmatched']);
   });
 });
 
@@ -306,7 +330,7 @@ describe('request log levels', () => {
     expect(completion('/livez')).toMatchObject({ level: 'debug', route: '/livez' });
     expect(completion('/metrics')).toMatchObject({ level: 'debug', route: '/metrics' });
     expect(completion('/readyz')).toMatchObject({ level: 'debug', route: '/readyz' });
-    expect(completion('/items/7')).toMatchObject({ level: 'info', route: '/items/:id' });
+    expect(completion('/items/:id')).toMatchObject({ level: 'info', route: '/items/:id' });
     expect(completion('/broken')).toMatchObject({ level: 'error', route: '/broken' });
     expect(completion('/work')).toMatchObject({ level: 'warn', route: '/work' });
   });

@@ -133,6 +133,9 @@ export function buildApp(options: AppOptions): KitApp {
       logger,
       genReqId: (req) => requestContext(req as express.Request).requestId,
       quietReqLogger: true,
+      // The completion line adds `req` itself (below): pino-http would serialize it into a child
+      // logger as the request arrives, before the route template is known.
+      quietResLogger: true,
       customAttributeKeys: { reqId: 'reqId' },
       // Probes and scrapes arrive every few seconds: debug, so they do not bury the requests
       // (readiness changes are logged where they happen). A 503 while not ready is not an error.
@@ -142,16 +145,21 @@ export function buildApp(options: AppOptions): KitApp {
         return 'info';
       },
       serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: loggableUrl(req.url) }),
+        req: (req: { method: string; raw: express.Request }) => ({
+          method: req.method,
+          url: accessLogUrl(req.raw),
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       // The route template is known once the request has been routed: added to the completion line
       // (customProps would bind 'unmatched' at the start and repeat the key).
       customSuccessObject: (req, _res, value: Record<string, unknown>) => ({
+        req,
         ...value,
         route: requestContext(req as express.Request).route ?? 'unmatched',
       }),
       customErrorObject: (req, _res, _err, value: Record<string, unknown>) => ({
+        req,
         ...value,
         route: requestContext(req as express.Request).route ?? 'unmatched',
       }),
@@ -200,6 +208,18 @@ export function buildApp(options: AppOptions): KitApp {
   app.use(errors.middleware);
 
   return { app, logger, metrics, gate, readiness, gpu, openapi, config, live };
+}
+
+/**
+ * The URL the access log records: the route template (`/delete_person/:name`), never the raw path,
+ * whose parameters can be a person's name or a patient id (CONVENTIONS §8); then the names of the
+ * query parameters without their values. A request no route matched is logged as `unmatched`.
+ */
+function accessLogUrl(req: express.Request): string {
+  const route = requestContext(req).route ?? 'unmatched';
+  const url = loggableUrl(req.originalUrl);
+  const q = url.indexOf('?');
+  return q < 0 ? route : `${route}${url.slice(q)}`;
 }
 
 /** Probes and metrics every service serves, without a token and outside the gate. */
