@@ -57,6 +57,42 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(6);
   });
 
+  it('refuses a timer setting above 2147483647 ms, which Node would fire after 1 ms', () => {
+    const base = { API_TOKEN: 'abcdefgh' };
+    const max = loadConfig(schema, {
+      ...base,
+      QUEUE_TIMEOUT_MS: '2147483647',
+      REQUEST_TIMEOUT_MS: '2147483647',
+      SHUTDOWN_GRACE_MS: '2147483647',
+    });
+    expect([max.QUEUE_TIMEOUT_MS, max.REQUEST_TIMEOUT_MS, max.SHUTDOWN_GRACE_MS]).toEqual([
+      2_147_483_647, 2_147_483_647, 2_147_483_647,
+    ]);
+    let error: unknown;
+    try {
+      loadConfig(schema, {
+        ...base,
+        QUEUE_TIMEOUT_MS: '2147483648',
+        REQUEST_TIMEOUT_MS: '3000000000',
+        SHUTDOWN_GRACE_MS: '99999999999',
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const why = 'must be <= 2147483647 ms (the longest delay a Node.js timer keeps)';
+    expect((error as ConfigError).problems).toEqual([
+      `QUEUE_TIMEOUT_MS: ${why} (got "2147483648")`,
+      `REQUEST_TIMEOUT_MS: ${why} (got "3000000000")`,
+      `SHUTDOWN_GRACE_MS: ${why} (got "99999999999")`,
+    ]);
+    // The builder services use for their own delays: the lower of `max` and the timer limit.
+    expect(env.ms({ min: 10 }).safeParse('5').success).toBe(false);
+    expect(env.ms({ max: 5000 }).safeParse('5001').error?.issues[0]?.message).toBe('must be <= 5000');
+    expect(env.ms({ max: 1e12 }).safeParse('2147483648').success).toBe(false);
+    expect(env.ms().parse('0')).toBe(0);
+  });
+
   it('stops a real service at start-up with exit code 78 and a message naming the variable', () => {
     const fixture = fileURLToPath(new URL('../fixtures/services/kit-service.mjs', import.meta.url));
     const result = spawnSync(process.execPath, [fixture], {

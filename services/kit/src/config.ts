@@ -37,6 +37,12 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.
   throw new ConfigError(problems);
 }
 
+/**
+ * The longest delay a Node.js timer keeps (2^31 - 1 ms, about 24.8 days): a longer one fires after
+ * 1 ms, so a setting meant as "very long" would act at once.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Field builders for environment variables (strings in, typed values out). */
 export const env = {
   int(options: { min?: number; max?: number } = {}) {
@@ -47,6 +53,22 @@ export const env = {
       .regex(/^-?\d+$/, 'must be an integer')
       .transform(Number)
       .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+  },
+  /** A delay in milliseconds that a timer waits: at most MAX_TIMER_MS (and `max` when lower). */
+  ms(options: { min?: number; max?: number } = {}) {
+    const max = Math.min(options.max ?? MAX_TIMER_MS, MAX_TIMER_MS);
+    return env
+      .int({ min: options.min ?? 0 })
+      .pipe(
+        z
+          .number()
+          .max(
+            max,
+            max === MAX_TIMER_MS
+              ? `must be <= ${MAX_TIMER_MS} ms (the longest delay a Node.js timer keeps)`
+              : `must be <= ${max}`,
+          ),
+      );
   },
   number(options: { min?: number; max?: number } = {}) {
     return z
@@ -113,13 +135,13 @@ export function kitConfigSchema(defaults: KitDefaults) {
     /** Requests allowed to wait for a slot; past it, 429. */
     QUEUE_SIZE: env.int({ min: 0, max: 100_000 }).default(defaults.queueSize ?? 64),
     /** Longest wait for a slot before 429. */
-    QUEUE_TIMEOUT_MS: env.int({ min: 1 }).default(defaults.queueTimeoutMs ?? 60_000),
+    QUEUE_TIMEOUT_MS: env.ms({ min: 1 }).default(defaults.queueTimeoutMs ?? 60_000),
     /** Deadline of one request, queue wait included; past it, 504 and the work is aborted. */
-    REQUEST_TIMEOUT_MS: env.int({ min: 1 }).default(defaults.requestTimeoutMs ?? 120_000),
+    REQUEST_TIMEOUT_MS: env.ms({ min: 1 }).default(defaults.requestTimeoutMs ?? 120_000),
     /** Largest JSON or form body; past it, 413. */
     BODY_LIMIT: env.bytes().default(parseBytes(defaults.bodyLimit ?? '1mb')),
     /** Time allowed to drain in-flight requests on SIGTERM. */
-    SHUTDOWN_GRACE_MS: env.int({ min: 0 }).default(25_000),
+    SHUTDOWN_GRACE_MS: env.ms({ min: 0 }).default(25_000),
     /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */
     EXIT_WITH_PARENT: env.bool().default(false),
     /** A file of `<token> <scope>[,<scope>]` lines (a mounted Secret); re-read when it changes. */

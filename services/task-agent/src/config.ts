@@ -58,7 +58,7 @@ export const taskAgentConfigSchema = kitConfigSchema({
   /** How often schedules are checked and expired leases recovered. */
   TASK_AGENT_TICK_MS: env.int({ min: 10, max: 60_000 }).default(1000),
   /** Deadline of one LLM call, in ms. */
-  TASK_AGENT_LLM_TIMEOUT_MS: env.int({ min: 100 }).default(300_000),
+  TASK_AGENT_LLM_TIMEOUT_MS: env.ms({ min: 100 }).default(300_000),
   TASK_AGENT_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(2),
   TASK_AGENT_LLM_BACKOFF_MS: env.int({ min: 0, max: 60_000 }).default(250),
   TASK_AGENT_LLM_PROBE_MS: env.int({ min: 10, max: 600_000 }).default(5000),
