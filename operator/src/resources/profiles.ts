@@ -52,18 +52,7 @@ export function profileReference(suite: OwnedSuite, key: ComponentKey): string {
 
 export function resolvePlacement(suite: OwnedSuite, key: ComponentKey, config: OperatorConfig): Placement {
   const explicit = suite.spec.services[key]?.resources;
-  if (explicit !== undefined) {
-    return {
-      profile: null,
-      requests: sorted(explicit.requests ?? {}),
-      limits: sorted(explicit.limits ?? {}),
-      gpus: 0,
-      nodeSelector: {},
-      tolerations: [],
-      runtimeClassName: null,
-      imageVariant: 'cpu',
-    };
-  }
+  if (explicit !== undefined) return explicitPlacement(suite, explicit, config);
   const reference = profileReference(suite, key);
   const [name = '', countText = '1'] = reference.split(':');
   const profile = config.resourceProfiles[name];
@@ -96,6 +85,75 @@ export function resolvePlacement(suite: OwnedSuite, key: ComponentKey, config: O
     limits: sorted(limits),
     gpus,
     nodeSelector: sorted(profile.nodeSelector),
+    tolerations: profile.tolerations,
+    runtimeClassName: profile.runtimeClassName ?? null,
+    imageVariant: profile.imageVariant,
+  };
+}
+
+/** The accelerators explicit resources ask for: the first resource a GPU profile names, and how many. */
+function explicitGpus(
+  requests: Quantities,
+  limits: Quantities,
+  config: OperatorConfig,
+): { resourceName: string; count: number } | null {
+  const names = new Set(
+    Object.values(config.resourceProfiles)
+      .map((p) => p.gpuResourceName)
+      .filter((n): n is string => n !== undefined),
+  );
+  for (const resourceName of [...names].sort()) {
+    // Kubernetes takes an extended resource's request from its limit when only the limit is set.
+    const quantity = limits[resourceName] ?? requests[resourceName];
+    if (quantity === undefined) continue;
+    const count = Number(quantity);
+    if (Number.isFinite(count) && count > 0) return { resourceName, count: Math.ceil(count) };
+  }
+  return null;
+}
+
+/**
+ * Explicit `resources`: requests and limits as given. When they ask for an accelerator a GPU
+ * profile names (`limits: {nvidia.com/gpu: "1"}`), the pod is a GPU pod as a profile would make
+ * it: placed by the suite's default GPU profile when that profile asks for the same accelerator
+ * (its node selector, tolerations, runtime class and image variant), otherwise by the first such
+ * profile without a node selector (or else the first by name), its node selector left out since
+ * the spec did not choose it.
+ */
+function explicitPlacement(
+  suite: OwnedSuite,
+  explicit: { readonly requests?: Quantities | undefined; readonly limits?: Quantities | undefined },
+  config: OperatorConfig,
+): Placement {
+  const requests = sorted(explicit.requests ?? {});
+  const limits = sorted(explicit.limits ?? {});
+  const cpu: Placement = {
+    profile: null,
+    requests,
+    limits,
+    gpus: 0,
+    nodeSelector: {},
+    tolerations: [],
+    runtimeClassName: null,
+    imageVariant: 'cpu',
+  };
+  const gpu = explicitGpus(requests, limits, config);
+  if (gpu === null) return cpu;
+  const [defaultName = ''] = suite.spec.defaultGpuResourceProfile.split(':');
+  const byDefault = config.resourceProfiles[defaultName];
+  const sameAccelerator = Object.entries(config.resourceProfiles)
+    .filter(([, p]) => p.gpuResourceName === gpu.resourceName)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, p]) => p);
+  const [profile, nodeSelector] =
+    byDefault?.gpuResourceName === gpu.resourceName
+      ? [byDefault, byDefault.nodeSelector]
+      : [sameAccelerator.find((p) => Object.keys(p.nodeSelector).length === 0) ?? sameAccelerator[0], {}];
+  if (profile === undefined) return cpu;
+  return {
+    ...cpu,
+    gpus: gpu.count,
+    nodeSelector: sorted(nodeSelector),
     tolerations: profile.tolerations,
     runtimeClassName: profile.runtimeClassName ?? null,
     imageVariant: profile.imageVariant,

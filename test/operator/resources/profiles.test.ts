@@ -69,6 +69,53 @@ describe('resource profiles', () => {
     });
   });
 
+  it('makes explicit resources with a GPU limit a GPU pod, placed as the suite default GPU profile', () => {
+    // The schema's own example: limits {memory: 12Gi, nvidia.com/gpu: "1"}.
+    const resources = {
+      requests: { cpu: '4', memory: '16Gi' },
+      limits: { memory: '16Gi', 'nvidia.com/gpu': '1' },
+    };
+    const suite = suiteWith(
+      { llm: { enabled: true, resources } },
+      { defaultGpuResourceProfile: 'nvidia-gpu-l4:1' },
+    );
+    const deployment = buildDeployment(suite, 'llm', config);
+    const pod = deployment.spec.template.spec;
+    expect(pod.containers[0]!.resources).toEqual(resources);
+    expect(pod.containers[0]!.image).toBe('ghcr.io/clinicalsuite/clinicalsuite:0.1.0-cuda');
+    expect(pod.tolerations).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
+    expect(pod.runtimeClassName).toBe('nvidia');
+    expect(pod.nodeSelector).toEqual({ 'nvidia.com/gpu.product': 'NVIDIA-L4' });
+    expect(deployment.spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+    });
+    expect(resolvePlacement(suite, 'llm', config)).toMatchObject({ profile: null, gpus: 1 });
+  });
+
+  it('places explicit GPU resources the default GPU profile does not ask for by a profile of that accelerator', () => {
+    const cfg = parseOperatorConfig({
+      resourceProfiles: {
+        'amd-mi300': {
+          gpuResourceName: 'amd.com/gpu',
+          gpusPerUnit: 1,
+          nodeSelector: { 'amd.com/gpu.product': 'MI300X' },
+          tolerations: [{ key: 'amd.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+        },
+      },
+    });
+    const suite = suiteWith({ stt: { enabled: true, resources: { requests: { 'amd.com/gpu': '2' } } } });
+    const placement = resolvePlacement(suite, 'stt', cfg);
+    // The accelerator's taint is tolerated; the node selector the spec did not choose is left out.
+    expect(placement).toMatchObject({
+      gpus: 2,
+      nodeSelector: {},
+      tolerations: [{ key: 'amd.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      runtimeClassName: null,
+      imageVariant: 'cpu',
+    });
+  });
+
   it('throws a typed error naming an unknown profile', () => {
     const suite = suiteWith({ llm: { enabled: true, resourceProfile: 'tpu-v5:1' } });
     let error: unknown;
