@@ -167,6 +167,65 @@ describe('a slow primary', () => {
   });
 });
 
+describe('every upstream hangs', () => {
+  let hole: Awaited<ReturnType<typeof blackHole>>;
+  let agent: AgentTestServer;
+  let deadline: AgentTestServer;
+  beforeAll(async () => {
+    hole = await blackHole();
+    const env = {
+      LLM_URL: hole.url,
+      // Named, so no call waits on a /v1/models probe that never answers.
+      AGENT_ALPHA4_MODEL: 'alpha-2-9b-it',
+      AGENT_BETA_MODEL: 'alpha-2-9b-it',
+      AGENT_BETA3_MODEL: 'alpha-2-9b-it',
+      AGENT_LLM_RETRIES: '0',
+      AGENT_LLM_PROBE_MS: '600000',
+      AGENT_STATUS_TIMEOUT_MS: '200',
+    };
+    [agent, deadline] = await Promise.all([
+      startAgent(
+        { ...env, AGENT_LLM_TIMEOUT_MS: '300', AGENT_LLM_FIRST_BYTE_TIMEOUT_MS: '300' },
+        { waitReady: false },
+      ),
+      // The agent's own deadline passes first: that is the one 504.
+      startAgent({ ...env, AGENT_LLM_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '500' }, { waitReady: false }),
+    ]);
+    agent.service.kit.readiness.setReady(); // as after an upstream answered once
+    deadline.service.kit.readiness.setReady();
+  });
+  afterAll(async () => {
+    await Promise.all([agent.close(), deadline.close()]);
+    await hole.close();
+  });
+
+  it('answers 502 (spec: LLM sub-service timed out or failed), saying they timed out', async () => {
+    const res = await chat(agent);
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { detail: string };
+    expect(body.detail).toMatch(
+      /^Every LLM upstream failed or timed out \(alpha4_service, beta_service, beta3_service\); last: The LLM upstream alpha4_service at http:\/\/127\.0\.0\.1:\d+ did not answer within 300 ms$/,
+    );
+    expect(
+      await metric(agent, 'agent_upstream_requests_total', {
+        upstream: 'alpha4_service',
+        outcome: 'timeout',
+      }),
+    ).toBe(1);
+  });
+
+  it('a stream too, before its first byte', async () => {
+    const res = await chat(agent, { stream: true });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/did not answer within 300 ms/);
+  });
+
+  it("answers 504 only when the request passes the agent's own deadline (REQUEST_TIMEOUT_MS)", async () => {
+    const res = await chat(deadline);
+    expect(res.status).toBe(504);
+  });
+});
+
 describe('every upstream down', () => {
   let agent: AgentTestServer;
   beforeAll(async () => {

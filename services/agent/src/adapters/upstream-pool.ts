@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BadGatewayError,
   BadRequestError,
-  GatewayTimeoutError,
   ClientClosedRequestError,
   type Logger,
   type Readiness,
@@ -26,8 +25,8 @@ import {
  * those cooling down. On one upstream it retries a connection failure or a 502/503/504 with
  * exponential backoff; when that upstream still fails or times out it moves on to the next (a stream
  * too, as long as nothing reached the client) and puts the failed one in cooldown. A request the
- * upstream refused as invalid (400/404/413/422) is not retried elsewhere: it is the client's. When
- * every upstream failed: 502 (504 when the last failure was a timeout).
+ * upstream refused as invalid (400/404/413/422) is not retried elsewhere: it is the client's. When every
+ * upstream failed or timed out: 502 (spec, Errors), naming them.
  *
  * It also probes each upstream's health periodically: the agent is ready once any upstream answered,
  * a probe that finds a cooling upstream healthy ends its cooldown, and `/status` reads the results.
@@ -323,9 +322,10 @@ export class UpstreamPool implements LlmRouter {
     metrics.exhausted.inc();
     const tried = failed.join(', ');
     const cause = last?.message ?? 'no LLM upstream is configured';
-    if (last?.kind === 'timeout')
-      throw new GatewayTimeoutError(`Every LLM upstream failed or timed out (${tried}); last: ${cause}`);
-    throw new BadGatewayError(`Every LLM upstream failed (${tried}); last: ${cause}`);
+    // 502 whether the last one failed or timed out (spec, Errors: "LLM sub-service timed out or
+    // failed"); 504 is kept for the agent's own request deadline.
+    const what = last?.kind === 'timeout' ? 'failed or timed out' : 'failed';
+    throw new BadGatewayError(`Every LLM upstream ${what} (${tried}); last: ${cause}`);
   }
 
   private async runWithRetries<T>(

@@ -36,8 +36,8 @@ const STREAM_DOC = {
   },
   400: { description: 'The message does not fit the context, or a file intent was forced without a file' },
   401: { description: 'Missing or invalid token' },
-  502: { description: 'Every LLM upstream (or the sub-service) failed' },
-  504: { description: 'The LLM upstreams timed out' },
+  502: { description: 'Every LLM upstream (or the sub-service) failed or timed out; the message names them' },
+  504: { description: "The request passed the agent's own deadline (REQUEST_TIMEOUT_MS)" },
 } as const;
 
 export interface DispatchInput {

@@ -31,12 +31,14 @@ export const SUBSERVICE_RESPONSES = {
     description: 'A field is invalid (the sub-service’s own 422 keeps its field list, messages prefixed)',
   },
   502: {
-    description: 'The sub-service is unreachable or failed, or every LLM failed (the message names which)',
+    description:
+      'The sub-service is unreachable, failed or timed out (AGENT_SUBSERVICE_TIMEOUT_MS), or every LLM ' +
+      'failed or timed out (the message names which)',
   },
   503: {
     description: 'The sub-service is not configured (names its `<NAME>_URL`) or not ready (its reason)',
   },
-  504: { description: 'The sub-service did not answer within AGENT_SUBSERVICE_TIMEOUT_MS' },
+  504: { description: "The request passed the agent's own deadline (REQUEST_TIMEOUT_MS)" },
 } as const;
 
 /** The kit's multipart parser for `fields`, with the agent's upload limit (413 past it). */

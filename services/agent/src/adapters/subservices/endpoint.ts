@@ -3,7 +3,6 @@ import {
   BadGatewayError,
   BadRequestError,
   ConflictError,
-  GatewayTimeoutError,
   NotFoundError,
   PayloadTooLargeError,
   ServiceUnavailableError,
@@ -28,9 +27,10 @@ import { SUBSERVICE_CATALOGUE, label } from './catalogue.js';
  *
  * - not configured (its `<NAME>_URL` unset): 503 naming the variable;
  * - unreachable (connection refused, DNS, reset): 502 with the cause (`ECONNREFUSED`);
- * - no answer within the deadline: 504;
- * - its 5xx: 502, except its 503 (not ready: passed on as 503 with its reason and Retry-After) and its
- *   504 (it timed out itself: 504);
+ * - no answer within the deadline, or its own 504: 502 saying it timed out (the spec's Errors give
+ *   the agent 502 for a sub-service that "timed out or failed"; 504 stays the agent's own request
+ *   deadline);
+ * - its 5xx: 502, except its 503 (not ready: passed on as 503 with its reason and Retry-After);
  * - its 4xx (the caller's input: 400, 404, 409, 413, 415, 422, 429): the same status with the
  *   sub-service's own message prefixed by its id (`stt: ...`); 422 keeps its field list. Its 401/403
  *   means the agent's credentials for it are wrong: 502.
@@ -157,8 +157,8 @@ export class SubserviceEndpoint {
       }
       if (timeout.aborted) {
         finish('timeout', null);
-        throw new GatewayTimeoutError(
-          `${capital(label(this.id))} did not answer within ${this.deps.timeoutMs} ms (AGENT_SUBSERVICE_TIMEOUT_MS)`,
+        throw new BadGatewayError(
+          `${capital(label(this.id))} timed out: no answer within ${this.deps.timeoutMs} ms (AGENT_SUBSERVICE_TIMEOUT_MS)`,
         );
       }
       finish('unavailable', null);
@@ -282,7 +282,7 @@ export class SubserviceEndpoint {
       case 503:
         return new ServiceUnavailableError(`${who} is not available (503): ${message}`, after);
       case 504:
-        return new GatewayTimeoutError(`${who} timed out (504): ${message}`);
+        return new BadGatewayError(`${who} timed out (504): ${message}`);
       default:
         return new BadGatewayError(
           res.status >= 500
