@@ -112,6 +112,24 @@ describe('recognize_video', () => {
     expect(fps.body.message).toContain('fps');
   });
 
+  it('reads a blank fps or confidence_threshold as its default, and refuses one that is not a number naming it', async () => {
+    const { status, body } = await video(videos['mp4']!, { fps: '', confidence_threshold: ' ' });
+    expect(status).toBe(200);
+    // fps 5 over 5 s; at threshold 0 Biden and the three people would all be "Barack Obama".
+    expect(body.data.total_frames).toBeGreaterThanOrEqual(24);
+    expect(body.data.total_frames).toBeLessThanOrEqual(26);
+    expect(body.data.recognitions.map((r) => r.person_name)).toEqual(['Barack Obama']);
+    for (const [field, value] of [
+      ['fps', 'five'],
+      ['fps', '0x5'],
+      ['confidence_threshold', 'abc'],
+    ] as const) {
+      const bad = await video(videos['mp4']!, { [field]: value });
+      expect(bad.status).toBe(422);
+      expect(bad.body.message).toContain(`${field} must be a number`);
+    }
+  }, 60_000);
+
   it('says video is unavailable when ffmpeg is not installed', async () => {
     const noFfmpeg = await startFace({
       FFPROBE_PATH: '/nonexistent/ffprobe',

@@ -5,13 +5,22 @@ import { probeVideo, videoFrames } from '../adapters/video.js';
 import { ms, ok, plural } from '../domain/envelope.js';
 import { FaceTracker } from '../domain/tracker.js';
 import { round4 } from '../domain/similarity.js';
+import { ConfidenceThresholdSchema, formNumber, mustBeNumber } from '../schemas/face.js';
 import { deviceOf, requireUploads, type FaceRuntime } from './runtime.js';
 
 export const MAX_FPS = 30;
 
 const VideoFormSchema = z.object({
-  fps: z.coerce.number().int().min(1).max(MAX_FPS).default(5).describe('Frames analysed per second of video'),
-  confidence_threshold: z.coerce.number().min(0).max(1).default(0.4),
+  fps: formNumber(
+    z
+      .number(mustBeNumber('fps'))
+      .int()
+      .min(1)
+      .max(MAX_FPS)
+      .default(5)
+      .describe('Frames analysed per second of video'),
+  ),
+  confidence_threshold: ConfidenceThresholdSchema,
 });
 
 const VideoResponseSchema = z.object({

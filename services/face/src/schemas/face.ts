@@ -3,12 +3,48 @@ import { z } from 'zod';
 
 /** Request and response bodies of the face service (the spec's fields, in its envelope). */
 
-const threshold = z.coerce
-  .number()
-  .min(0)
-  .max(1)
-  .default(0.4)
-  .describe('Minimum confidence (cosine similarity clamped to 0..1) for a face to count as recognized');
+/**
+ * Form fields arrive as strings. A blank one (`confidence_threshold=`, as an HTML form sends an
+ * empty input) means the field was not given, so its default applies; it is never read as 0 the
+ * way `Number('')` would. A number must be written in decimal (`0.45`, `5`, `1e-1`): anything
+ * else (`abc`, `0x1`) fails with a 422 naming the field.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function blankAsAbsent(value: unknown): unknown {
+  return typeof value === 'string' && value.trim() === '' ? undefined : value;
+}
+
+/** A numeric form field: blank is absent, decimal text is its number, anything else is refused. */
+export function formNumber<T extends z.ZodType<number | undefined>>(schema: T) {
+  return z.preprocess((value) => {
+    const v = blankAsAbsent(value);
+    return typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v;
+  }, schema);
+}
+
+/** An optional text form field: blank is absent. */
+export function formOptional<T extends z.ZodType>(schema: T) {
+  return z.preprocess(blankAsAbsent, schema.optional());
+}
+
+/** zod's options for a form number: a value that is not one is refused naming the field. */
+export const mustBeNumber = (field: string) => ({
+  error: (issue: { code: string }) =>
+    issue.code === 'invalid_type' ? `${field} must be a number` : undefined,
+});
+
+export const ConfidenceThresholdSchema = formNumber(
+  z
+    .number(mustBeNumber('confidence_threshold'))
+    .min(0)
+    .max(1)
+    .default(0.4)
+    .describe('Minimum confidence (cosine similarity clamped to 0..1) for a face to count as recognized'),
+);
+
+/** `.` and `..` are path segments every HTTP client resolves: such a person could never be deleted. */
+const DOTS_ONLY = /^\.+$/;
 
 export const PersonNameSchema = z
   .string()
@@ -18,14 +54,18 @@ export const PersonNameSchema = z
   .refine(
     (s) => !Array.from(s).some((c) => c.charCodeAt(0) < 0x20 || c === '/' || c === '\\'),
     'person_name must not hold control characters or slashes',
+  )
+  .refine(
+    (s) => !DOTS_ONLY.test(s),
+    'person_name must not consist of dots only (`.` and `..` cannot be addressed in /delete_person/{name})',
   );
 
-export const RecognizeFormSchema = z.object({ confidence_threshold: threshold });
+export const RecognizeFormSchema = z.object({ confidence_threshold: ConfidenceThresholdSchema });
 
 export const RegisterFormSchema = z.object({
   person_name: PersonNameSchema,
-  email: z.email().max(320).optional(),
-  pid: z.string().trim().min(1).max(200).optional(),
+  email: formOptional(z.email().max(320)),
+  pid: formOptional(z.string().trim().min(1).max(200)),
 });
 
 export const FaceLocationSchema = z.object({
