@@ -32,6 +32,7 @@ import {
   componentsInRolloutOrder,
   configHash,
   dataClaimNames,
+  objectName,
   ownedSuite,
   ownerReference,
   selectorLabels,
@@ -154,8 +155,9 @@ export class Reconciler {
       const endpoint = serviceUrl(suite, key);
       const dir = COMPONENTS[key].dir;
       const waitingFor = effectiveDependsOn(suite.spec.services, key).filter((dep) => !ready.has(dep));
-      if (waitingFor.length > 0) {
-        // Rollout follows dependsOn: keep what exists, create nothing new until they are ready.
+      const waiting = waitingFor.length > 0 ? { waitingFor } : {};
+      if (waitingFor.length > 0 && !(await this.deploymentExists(suite, key))) {
+        // Rollout follows dependsOn: nothing of it is created until they are ready (what exists stays).
         kept.add(dir);
         observed.push({ component: key, endpoint, pods: [], waitingFor });
         continue;
@@ -181,6 +183,7 @@ export class Reconciler {
       }
       const service: ObservedService = {
         ...(await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key))),
+        ...waiting,
         ...(applyError === undefined ? {} : { applyError }),
       };
       observed.push(service);
@@ -244,6 +247,16 @@ export class Reconciler {
         await this.event(suite, 'Warning', warning.reason, warning.message);
     }
     return failure;
+  }
+
+  /** Whether the component's Deployment exists (it was created before). */
+  private async deploymentExists(suite: OwnedSuite, key: ComponentKey): Promise<boolean> {
+    const deployment = await this.client.read({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: objectName(suite, key), namespace: suite.metadata.namespace },
+    });
+    return deployment !== undefined;
   }
 
   private async event(

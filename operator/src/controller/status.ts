@@ -16,7 +16,10 @@ export interface ObservedService {
   readonly buildError?: string;
   /** Set when the API server refused one of its objects: which object, and the server's answer. */
   readonly applyError?: string;
-  /** Dependencies not ready yet: the service's objects wait for them (rollout follows dependsOn). */
+  /**
+   * Dependencies not ready yet (rollout follows dependsOn): a service without a Deployment is not
+   * created until they are; one that exists is kept up to date but is not Ready before them.
+   */
   readonly waitingFor?: readonly ComponentKey[];
   readonly deployment?: {
     readonly generation?: number;
@@ -104,10 +107,15 @@ function progressing(reason: string, message: string): Verdict {
 export function judgeService(s: ObservedService): Verdict {
   if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
   if (s.applyError !== undefined) return bad('ApplyFailed', s.applyError);
-  if (s.waitingFor !== undefined && s.waitingFor.length > 0) {
-    return progressing('WaitingForDependencies', `waiting for ${s.waitingFor.join(', ')} to be ready`);
-  }
-  return judgeWorkload(s);
+  const waitingFor = s.waitingFor ?? [];
+  if (waitingFor.length === 0) return judgeWorkload(s);
+  const waiting = `waiting for ${waitingFor.join(', ')} to be ready`;
+  // Not created before its dependencies are ready.
+  if (s.deployment === undefined) return progressing('WaitingForDependencies', waiting);
+  // It exists (kept up to date meanwhile): a failure of its own comes first, else it waits.
+  const own = judgeWorkload(s);
+  if (own.degraded) return { ...own, message: `${own.message}; ${waiting}` };
+  return progressing('WaitingForDependencies', `${waiting} (${own.message})`);
 }
 
 /** The verdict on a service's claims, pods and Deployment alone. */

@@ -30,6 +30,12 @@ function reconciler(kube: FakeKube): Reconciler {
   return new Reconciler(kube.client, DEFAULT_OPERATOR_CONFIG, now, 10_000, new EventRecorder(kube.client));
 }
 
+/** The Deployment's controller reports every replica updated and ready. */
+function markReady(kube: FakeKube, name: string): void {
+  const d = kube.get('apps/v1', 'Deployment', NS, name)!;
+  d.status = { replicas: 1, readyReplicas: 1, updatedReplicas: 1 };
+}
+
 function condition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
@@ -186,6 +192,53 @@ describe('Reconciler: ServiceMonitors', () => {
     expect(result.error).toBeUndefined();
     expect(kube.names('Deployment')).toEqual(['s-ocr', 's-stt']);
     expect(kube.writes.filter((w) => w.startsWith('status'))).toEqual(['status ClinicalSuite s']);
+  });
+});
+
+describe('Reconciler: dependsOn', () => {
+  const spec = (concurrency: number) => ({
+    services: { llm: { enabled: true, resourceProfile: 'cpu:1' }, agent: { enabled: true, concurrency } },
+  });
+
+  it('creates a dependent only once its dependencies are ready', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, spec(4));
+    const first = await reconciler(kube).reconcile(NS, 's');
+    expect(kube.names('Deployment')).toEqual(['s-llm']);
+    expect(condition(first.status?.services?.agent?.conditions, 'Ready')).toMatchObject({
+      reason: 'WaitingForDependencies',
+      message: 'waiting for llm to be ready',
+    });
+    markReady(kube, 's-llm');
+    await reconciler(kube).reconcile(NS, 's');
+    expect(kube.names('Deployment')).toEqual(['s-agent', 's-llm']);
+  });
+
+  it('keeps an existing dependent up to date while a dependency is not ready, and says it waits', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, spec(4));
+    await reconciler(kube).reconcile(NS, 's');
+    markReady(kube, 's-llm');
+    await reconciler(kube).reconcile(NS, 's');
+    markReady(kube, 's-agent');
+    const configOf = () =>
+      (kube.get('v1', 'ConfigMap', NS, 's-agent') as StoredObject & { data: Record<string, string> }).data;
+    expect(configOf()['MAX_CONCURRENCY']).toBe('4');
+
+    // The llm rolls (not ready) while the agent's concurrency changes.
+    kube.get('apps/v1', 'Deployment', NS, 's-llm')!.status = {
+      replicas: 1,
+      readyReplicas: 0,
+      updatedReplicas: 1,
+    };
+    putSuite(kube, spec(7), 2);
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(configOf()['MAX_CONCURRENCY']).toBe('7');
+    expect(condition(result.status?.services?.agent?.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForDependencies',
+      message: 'waiting for llm to be ready (1/1 replicas ready)',
+    });
   });
 });
 

@@ -247,6 +247,35 @@ describe('judgeService names the root cause', () => {
   });
 });
 
+describe('judgeService for a service waiting for its dependencies', () => {
+  it('is WaitingForDependencies before it is created', () => {
+    expect(judgeService({ component: 'agent', endpoint: 'x', pods: [], waitingFor: ['llm'] })).toMatchObject({
+      ready: false,
+      progressing: true,
+      degraded: false,
+      reason: 'WaitingForDependencies',
+      message: 'waiting for llm to be ready',
+    });
+  });
+
+  it('once it exists: not Ready while it waits, its own state in the message; its own failure first', () => {
+    expect(judgeService(service({ waitingFor: ['llm'] }))).toMatchObject({
+      ready: false,
+      reason: 'WaitingForDependencies',
+      message: 'waiting for llm to be ready (1/1 replicas ready)',
+    });
+    const crashing = service({
+      waitingFor: ['llm', 'stt'],
+      pods: [pod({ containers: [{ name: 'agent', waitingReason: 'CrashLoopBackOff', restartCount: 2 }] })],
+    });
+    expect(judgeService(crashing)).toMatchObject({
+      degraded: true,
+      reason: 'CrashLoop',
+      message: 's-llm-abc/agent is crash-looping (2 restarts); waiting for llm, stt to be ready',
+    });
+  });
+});
+
 describe('computeStatus', () => {
   it('aggregates services into the suite conditions and the printer column', () => {
     const status = computeStatus(
