@@ -226,6 +226,45 @@ describe('every upstream hangs', () => {
   });
 });
 
+describe('an upstream configured with a model name it does not serve (its 404)', () => {
+  let agent: AgentTestServer;
+  let allWrong: AgentTestServer;
+  beforeAll(async () => {
+    const env = { LLM_URL: shared.url, AGENT_LLM_PROBE_MS: '600000' };
+    [agent, allWrong] = await Promise.all([
+      startAgent({ ...env, AGENT_ALPHA4_MODEL: 'no-such-model' }),
+      startAgent({
+        ...env,
+        AGENT_ALPHA4_MODEL: 'no-such-model',
+        AGENT_BETA_MODEL: 'no-such-model',
+        AGENT_BETA3_MODEL: 'no-such-model',
+      }),
+    ]);
+  });
+  afterAll(() => Promise.all([agent.close(), allWrong.close()]));
+
+  it('is the configuration, not the client: the call falls back and answers', async () => {
+    const res = await chat(agent);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ model: 'beta_service', fell_back_from: ['alpha4_service'] });
+    expect(
+      await metric(agent, 'agent_upstream_fallbacks_total', { from: 'alpha4_service', to: 'beta_service' }),
+    ).toBe(1);
+    const stream = await chat(agent, { stream: true });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('x-agent-model')).toBe('beta_service');
+    expect(sseEvents(await stream.text()).at(-1)?.data).toBe('[DONE]');
+  });
+
+  it('answers 502 naming the 404 when every upstream refuses so', async () => {
+    const res = await chat(allWrong);
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(
+      /^Every LLM upstream failed \(alpha4_service, beta_service, beta3_service\); last: .*beta3_service.* answered 404: The model `no-such-model` does not exist/,
+    );
+  });
+});
+
 describe('every upstream down', () => {
   let agent: AgentTestServer;
   beforeAll(async () => {

@@ -32,6 +32,8 @@ export class UpstreamFailure extends Error {
     readonly status: number | null = null,
     /** The upstream's own error message, cut short. */
     readonly upstreamMessage: string | null = null,
+    /** The upstream's error code or type (OpenAI's `error.code`), when it gave one. */
+    readonly upstreamCode: string | null = null,
   ) {
     super(message);
     this.name = 'UpstreamFailure';
@@ -42,11 +44,38 @@ export class UpstreamFailure extends Error {
     return this.kind === 'connection' || (this.status !== null && [502, 503, 504].includes(this.status));
   }
 
-  /** The request itself is wrong (400, 404, 413, 422): another upstream would refuse it too. */
-  get clientError(): boolean {
-    return this.kind === 'status' && this.status !== null && [400, 404, 413, 422].includes(this.status);
+  /**
+   * The client's input is what the upstream refused: the prompt is over its context (400 or 422
+   * saying so) or over its body limit (413). Another upstream would refuse it too, so this is the
+   * client's error. Anything else the upstream refuses (404 for a model name it does not know, a
+   * parameter it does not support, 401/403 for the agent's token) is the upstream's or the agent's
+   * configuration, not the client's: the call falls back, and fails with 502 when every one failed.
+   */
+  get inputRefused(): 'context' | 'too_large' | null {
+    if (this.kind !== 'status' || this.status === null) return null;
+    if (this.status === 413) return 'too_large';
+    if (this.status !== 400 && this.status !== 422) return null;
+    const said = `${this.upstreamCode ?? ''} ${this.upstreamMessage ?? ''}`;
+    return CONTEXT_OVERFLOW.test(said) ? 'context' : null;
+  }
+
+  /**
+   * The upstream itself works but refused this particular request (400, 422): no reason to keep
+   * other calls away from it.
+   */
+  get requestSpecific(): boolean {
+    return this.kind === 'status' && (this.status === 400 || this.status === 422);
   }
 }
+
+/**
+ * How OpenAI-compatible servers say a prompt does not fit: OpenAI's and this suite's LLM
+ * `context_length_exceeded` ("This model's maximum context length is …"), vLLM's message, llama.cpp
+ * server's `exceed_context_size_error` ("… exceeds the available context size"), TGI's 422
+ * "`inputs` tokens + `max_new_tokens` must be <= …".
+ */
+const CONTEXT_OVERFLOW =
+  /context_length_exceeded|exceed_context_size|maximum context length|context (?:length|size|window)|prompt is too long|too many (?:input )?tokens|max_new_tokens`? must be/i;
 
 export type ProbeState = 'up' | 'not_ready' | 'down' | 'unauthorized';
 
@@ -272,6 +301,7 @@ export class UpstreamClient {
       this.say(`answered ${status}${said === undefined ? '' : `: ${said}`}`),
       status,
       said ?? null,
+      errorCode(text),
     );
   }
 }
@@ -401,6 +431,17 @@ function toUsage(u: NonNullable<StreamChunk['usage']>): LlmUsage {
     completionTokens,
     totalTokens: n(u.total_tokens) || promptTokens + completionTokens,
   };
+}
+
+/** OpenAI's `error.code` (else `error.type`) of an error body, when there is one. */
+function errorCode(text: string): string | null {
+  try {
+    const e = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown } } | null)?.error;
+    const code = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : null;
+    return code?.slice(0, 100) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 function errorText(error: unknown): string {

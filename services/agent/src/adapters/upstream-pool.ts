@@ -4,6 +4,7 @@ import {
   BadGatewayError,
   BadRequestError,
   ClientClosedRequestError,
+  PayloadTooLargeError,
   type Logger,
   type Readiness,
 } from '@clinicalsuite/kit';
@@ -24,8 +25,10 @@ import {
  * order `upstreamOrder` gives (the forced one first; code and debug to `beta3_service` first), skipping
  * those cooling down. On one upstream it retries a connection failure or a 502/503/504 with
  * exponential backoff; when that upstream still fails or times out it moves on to the next (a stream
- * too, as long as nothing reached the client) and puts the failed one in cooldown. A request the
- * upstream refused as invalid (400/404/413/422) is not retried elsewhere: it is the client's. When every
+ * too, as long as nothing reached the client) and puts the failed one in cooldown. A prompt the
+ * upstream refused as too long (over its context: 400/422 saying so; 413) is not tried elsewhere:
+ * it is the client's (400, 413). Any other refusal (404 for an unknown model name, an unsupported
+ * parameter, a refused token) is the upstream's configuration: the call falls back. When every
  * upstream failed or timed out: 502 (spec, Errors), naming them.
  *
  * It also probes each upstream's health periodically: the agent is ready once any upstream answered,
@@ -305,14 +308,14 @@ export class UpstreamPool implements LlmRouter {
         return { value, upstream: id, fellBackFrom: failed };
       } catch (error) {
         if (!(error instanceof UpstreamFailure)) throw error;
-        if (error.clientError) {
-          // The upstream refused the request itself (context overflow, bad parameter): say so.
-          throw new BadRequestError(error.message);
-        }
+        // The client's input is too long for the model: every upstream would refuse it.
+        const refused = error.inputRefused;
+        if (refused === 'too_large') throw new PayloadTooLargeError(error.message, { param: 'message' });
+        if (refused === 'context') throw new BadRequestError(error.message, { param: 'message' });
         last = error;
         failed.push(id);
         if (error.kind === 'connection' || error.kind === 'timeout') deadUrls.add(u.client.baseUrl);
-        if (error.status !== 429) this.coolDown(u, error);
+        if (error.status !== 429 && !error.requestSpecific) this.coolDown(u, error);
         logger.warn(
           { upstream: id, kind: error.kind, status: error.status, err: error.message },
           'LLM upstream failed',

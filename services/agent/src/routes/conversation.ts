@@ -34,7 +34,11 @@ const STREAM_DOC = {
       'headers x-agent-intent, x-agent-model and x-agent-session-id say what answered',
     contentType: 'text/event-stream',
   },
-  400: { description: 'The message does not fit the context, or a file intent was forced without a file' },
+  400: {
+    description:
+      "The message does not fit the context (the agent's estimate, or an LLM refused it as too long), " +
+      'or a file intent was forced without a file',
+  },
   401: { description: 'Missing or invalid token' },
   502: { description: 'Every LLM upstream (or the sub-service) failed or timed out; the message names them' },
   504: { description: "The request passed the agent's own deadline (REQUEST_TIMEOUT_MS)" },
