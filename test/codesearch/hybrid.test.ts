@@ -98,13 +98,61 @@ describe('codesearch hybrid search (real MiniLM embeddings, real ICD-10-CM title
         `lexical ${lexical.recall.toFixed(2)}, hybrid ${hybrid.recall.toFixed(2)}\n` +
         JSON.stringify({ lexical: lexical.ranks, hybrid: hybrid.ranks }),
     );
-    // Measured here: lexical 5/17 (0.29), hybrid 7/17 (0.41); fusion loses none lexical found.
+    // Measured here: lexical 5/17 (0.29), hybrid 9/17 (0.53; 7/17 before titles below the minimum
+    // similarity were left out of the fusion); fusion loses none lexical found.
     expect(hybrid.recall).toBeGreaterThan(lexical.recall);
     expect(hybrid.recall).toBeGreaterThanOrEqual(0.35);
     for (const [query, rank] of Object.entries(lexical.ranks))
       if (rank !== null)
         expect({ query, hybrid: hybrid.ranks[query] }).toEqual({ query, hybrid: expect.any(Number) });
   });
+
+  it('answers a query that matches nothing with no codes, not the nearest titles', async () => {
+    // Measured over the full ICD-10-CM with MiniLM: such queries' nearest titles lie at cosine
+    // 0.22-0.46 ("😀" → R05 Cough 0.28, "xyz123" → Q98.5 Karyotype 47,XYY 0.36, "hello" → R06.6
+    // Hiccough 0.46); the lay terms the embeddings find score 0.68-0.87 for the right code.
+    for (const query of ['😀', '?????', 'xyz123', 'qwerty', 'hello', 'zzzz', '!!!']) {
+      const lexical = await search(srv.url, { query, code_types: ['ICD10'], hybrid: false });
+      expect({ query, lexical: lexical.body.results }).toEqual({ query, lexical: [] });
+      const { body } = await search(srv.url, { query, code_types: ['ICD10'] });
+      expect(body.mode).toBe('hybrid');
+      expect({ query, hybrid: body.results.map((r) => `${r.code} ${r.similarity}`) }).toEqual({
+        query,
+        hybrid: [],
+      });
+    }
+    // A lay term found only through the embeddings still is.
+    const { body } = await search(srv.url, { query: 'throwing up', code_types: ['ICD10'] });
+    const vomiting = body.results.find((r) => r.code.startsWith('R11'));
+    expect(vomiting).toMatchObject({ ranks: { lexical: null, semantic: expect.any(Number) } });
+    expect(vomiting?.similarity).toBeGreaterThanOrEqual(0.5);
+    // Every semantic match clears the minimum.
+    for (const r of body.results)
+      if (r.ranks.semantic !== null) expect(r.similarity).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('takes its minimum similarity from CODESEARCH_MIN_SIMILARITY', async () => {
+    // The same store (its vectors cached) with no minimum: the nearest titles come back.
+    const open = await startCodesearch({
+      DATA_DIR: srv.dataDir,
+      CODESEARCH_BUILTIN_SETS: 'false',
+      CODESEARCH_MIN_SIMILARITY: '-1',
+    });
+    try {
+      const until = Date.now() + 60_000;
+      while (open.service.catalog.model === undefined) {
+        if (Date.now() > until) throw new Error(`no embedding model: ${open.service.catalog.modelReason}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await open.service.catalog.vectorsSettled();
+      const { body } = await search(open.url, { query: 'xyz123', code_types: ['ICD10'] });
+      expect(body.mode).toBe('hybrid');
+      expect(body.results.length).toBeGreaterThan(0);
+      expect(body.results[0]?.similarity).toBeLessThan(0.5);
+    } finally {
+      await open.close();
+    }
+  }, 120_000);
 
   it('keeps the lexical table in the top 10 when fusing', async () => {
     let found = 0;

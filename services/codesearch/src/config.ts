@@ -21,6 +21,12 @@ export const codesearchConfigSchema = kitConfigSchema({
   CODESEARCH_MAX_TOP_K: env.int({ min: 1, max: 1000 }).default(100),
   /** Candidates each ranking passes to the fusion. */
   CODESEARCH_CANDIDATES: env.int({ min: 10, max: 2000 }).default(100),
+  /**
+   * The least cosine similarity of query and title that counts as a semantic match; a title below it
+   * is not fused in, so a query that matches nothing (`😀`, `qwerty`) gets no made-up codes. 0.5 is
+   * measured for the default all-MiniLM-L6-v2 over ICD-10-CM (README); another model needs its own.
+   */
+  CODESEARCH_MIN_SIMILARITY: env.number({ min: -1, max: 1 }).default(0.5),
   /** The embedding ONNX; default MODEL_PATH, else the manifest's `codesearch-embedder`. */
   CODESEARCH_EMBEDDING_MODEL_PATH: z.string().optional(),
   /** Its tokenizer.json (or a .zip holding one); default the manifest's `codesearch-embedder-tokenizer`. */

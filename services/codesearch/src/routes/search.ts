@@ -19,7 +19,8 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
       'Lexical: BM25 over titles and synonyms with diacritics folded (đ → d) and medical abbreviations ' +
       '(THA, ĐTĐ, NMCT, HTN, COPD…) expanded. Hybrid: the lexical ranking fused with the cosine ranking ' +
       'of the query and title embeddings by reciprocal-rank fusion (k = 60). `mode` says which ran and ' +
-      '`mode_reason` why not hybrid; `missing_types` lists requested types with no codes loaded.',
+      '`mode_reason` why not hybrid; `missing_types` lists requested types with no codes loaded. A title ' +
+      'less similar to the query than CODESEARCH_MIN_SIMILARITY is not a semantic match.',
     tags: ['search'],
     body: searchRequestSchema({
       maxQueryChars: rt.config.CODESEARCH_MAX_QUERY_CHARS,
@@ -83,8 +84,12 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
           const scores = await embedder.scan(state.vectors, vector);
           for (let i = 0; i < scores.length; i++) top.push(range[0] + i, scores[i] ?? 0);
         }
-        const semantic = top.result();
-        for (const h of semantic) similarity.set(h.id, h.score);
+        const nearest = top.result();
+        for (const h of nearest) similarity.set(h.id, h.score);
+        // A title less similar than the minimum is no match: the nearest titles of a query that
+        // means nothing (an emoji, "qwerty") are still some titles, and a made-up code is worse
+        // than none. Its similarity is still reported when lexical search found it.
+        const semantic = nearest.filter((h) => h.score >= rt.config.CODESEARCH_MIN_SIMILARITY);
         const t3 = performance.now();
         rt.metrics.stage.observe({ stage: 'semantic' }, (t3 - t2) / 1000);
         // Exact code hits stay on top whatever the embeddings say.
