@@ -262,6 +262,8 @@ describe('an upstream configured with a model name it does not serve (its 404)',
     expect(((await res.json()) as { detail: string }).detail).toMatch(
       /^Every LLM upstream failed \(alpha4_service, beta_service, beta3_service\); last: .*beta3_service.* answered 404: The model `no-such-model` does not exist/,
     );
+    const sessions = (await (await agentGet(`${allWrong.url}/sessions`)).json()) as { total: number };
+    expect(sessions.total).toBe(0);
   });
 });
 
@@ -321,11 +323,17 @@ describe('a request the LLM refuses as invalid', () => {
   });
   afterAll(() => agent.close());
 
-  it("passes the LLM's 400 on, without trying the other upstreams", async () => {
+  it("passes the LLM's 400 (over its context) on, without trying the other upstreams", async () => {
     const res = await chat(agent, { message: 'word '.repeat(5000) });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { detail: string }).detail).toMatch(/alpha4_service.*answered 400/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(
+      /alpha4_service.*answered 400: This model's maximum context length is \d+ tokens/,
+    );
     expect(await metric(agent, 'agent_upstream_fallbacks_total')).toBe(0);
-    expect((await agentGet(`${agent.url}/sessions`)).status).toBe(200);
+    // The client's request, not the upstream's fault: no cooldown; and no session was created.
+    expect(await metric(agent, 'agent_upstream_cooldowns_total')).toBe(0);
+    const sessions = await agentGet(`${agent.url}/sessions`);
+    expect(sessions.status).toBe(200);
+    expect(((await sessions.json()) as { total: number }).total).toBe(0);
   });
 });

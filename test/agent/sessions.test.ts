@@ -68,6 +68,20 @@ describe('SessionStore', () => {
     expect(store.list(1400).map((s) => s.id)).toEqual(['new', 'mid']);
     expect(store.sweep(5000)).toBe(2);
   });
+
+  it('peek reads a live session without using it, and never an expired one', () => {
+    const ended: string[] = [];
+    const store = new SessionStore(1000, 10, 100, (r) => ended.push(r));
+    store.open('a', 0);
+    store.open('b', 10);
+    expect(store.peek('a', 500)?.id).toBe('a');
+    expect(store.peek('a', 500)?.updatedAt).toBe(0);
+    expect(store.list(500).map((s) => s.id)).toEqual(['b', 'a']); // order unchanged
+    expect(store.peek('a', 1001)).toBeUndefined();
+    expect(store.peek('missing', 0)).toBeUndefined();
+    expect(store.size).toBe(2);
+    expect(ended).toEqual([]);
+  });
 });
 
 describe('fitHistory', () => {

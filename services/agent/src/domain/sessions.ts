@@ -55,6 +55,12 @@ export class SessionStore {
     return s;
   }
 
+  /** The live session, or undefined; changes nothing (a turn reads its history before it succeeds). */
+  peek(id: string, now: number): Session | undefined {
+    const s = this.sessions.get(id);
+    return s === undefined || now - s.updatedAt > this.ttlMs ? undefined : s;
+  }
+
   /** The session `id` (created when absent or expired), marked as used now. */
   open(id: string, now: number): { session: Session; created: boolean } {
     let session = this.get(id, now);

@@ -18,7 +18,7 @@ import {
 import { FILE_INTENTS, type IntentActions } from './actions.js';
 import type { AgentRuntime } from './runtime.js';
 import { sseSink } from './sse.js';
-import { completeTurn, recordAction, streamTurn, type TurnReply, type TurnRequest } from './turns.js';
+import { completeTurn, recordTurn, streamTurn, type TurnReply, type TurnRequest } from './turns.js';
 
 /**
  * The conversational endpoints: `/run` (intent detected or forced, dispatched to an LLM or a
@@ -148,7 +148,7 @@ export async function dispatch(
     signal,
     log,
   );
-  const sessionId = recordAction(rt, id, input.text, reply.response, decision.intent, reply.model);
+  const sessionId = recordTurn(rt, id, input.text, reply.response, decision.intent, reply.model);
   return {
     response: reply.response,
     intent: decision.intent,

@@ -15,7 +15,7 @@ import { LanguageSchema, TurnResponseSchema } from '../schemas/api.js';
 import type { IntentActions } from './actions.js';
 import { checkLength, decideIntent, dispatch, runnableIntent, type DispatchInput } from './conversation.js';
 import type { AgentRuntime } from './runtime.js';
-import { recordAction } from './turns.js';
+import { recordTurn } from './turns.js';
 
 /**
  * `POST /run/multipart`: `/run` with a file. An `audio` file (WAV or MP3) is transcribed and an
@@ -176,7 +176,7 @@ export function runMultipartRoute(
       return { ...reply, data: { ...extracted, ...(reply.data ?? {}) } };
 
       function finish(response: string, done: ConcreteIntent, model: string, data: Record<string, unknown>) {
-        const id = recordAction(rt, sessionId, message === '' ? `[${done}]` : message, response, done, model);
+        const id = recordTurn(rt, sessionId, message === '' ? `[${done}]` : message, response, done, model);
         return {
           response,
           intent: done,

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BadRequestError } from '@clinicalsuite/kit';
 import type { IntentDecision } from '../domain/intent/index.js';
 import { systemPrompt, type LlmIntent } from '../domain/prompts.js';
-import { fitHistory, type Session, type SessionMessage } from '../domain/sessions.js';
+import { fitHistory } from '../domain/sessions.js';
 import type {
   ChatMessage,
   ConcreteIntent,
@@ -14,9 +14,11 @@ import type {
 import type { AgentRuntime } from './runtime.js';
 
 /**
- * One conversational turn answered by an LLM, streamed or not: open the session, fit its history
- * into the context with the system prompt and the new message, call the router, record the exchange
- * (only when the reply completed: an aborted or failed turn leaves the session as it was).
+ * One conversational turn answered by an LLM, streamed or not: read the session's history (without
+ * touching the session), fit it into the context with the system prompt and the new message, call
+ * the router, and only when the reply completed open the session (creating it, which may evict the
+ * least recently used one) and record the exchange. A refused, failed or aborted turn leaves the
+ * sessions exactly as they were.
  */
 
 export interface TurnRequest {
@@ -61,19 +63,17 @@ export interface FragmentSink {
 }
 
 interface Prepared {
-  readonly session: Session;
+  /** The session the turn belongs to: an existing one, or the id a new one will take. */
+  readonly sessionId: string;
   readonly call: LlmCall;
   readonly trimmed: number;
 }
 
 export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
-  const now = rt.now();
-  const { session, created } = rt.sessions.open(req.sessionId ?? rt.newSessionId(), now);
-  if (created) rt.metrics.sessionsCreated.inc();
+  const sessionId = req.sessionId ?? rt.newSessionId();
+  const session = req.withoutHistory ? undefined : rt.sessions.peek(sessionId, rt.now());
   const system = [systemPrompt(req.intent, req.language, req.system)];
-  const history: ChatMessage[] = req.withoutHistory
-    ? []
-    : session.messages.map((m) => ({ role: m.role, content: m.content }));
+  const history: ChatMessage[] = (session?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
   const fit = fitHistory(system, history, [req.user], rt.config.AGENT_CONTEXT_TOKENS, req.maxTokens);
   if ('overBy' in fit) {
     throw new BadRequestError(
@@ -85,7 +85,7 @@ export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
   }
   if (fit.dropped > 0) rt.metrics.historyTrimmed.inc(fit.dropped);
   return {
-    session,
+    sessionId,
     trimmed: fit.dropped,
     call: {
       messages: [...system, ...fit.kept, req.user],
@@ -103,16 +103,16 @@ export async function completeTurn(
   signal: AbortSignal,
   receivedAt: number,
 ): Promise<TurnReply> {
-  const { session, call, trimmed } = prepareTurn(rt, req);
+  const { sessionId, call, trimmed } = prepareTurn(rt, req);
   const result = await rt.router.complete(call, signal);
-  record(rt, session, req, result.text, result.model);
+  recordTurn(rt, sessionId, req.text, result.text, req.intent, result.model);
   const total = performance.now() - receivedAt;
   rt.metrics.overhead.observe(Math.max(0, total - result.llmMs) / 1000);
   return {
     response: result.text,
     intent: req.intent,
     model: result.model,
-    session_id: session.id,
+    session_id: sessionId,
     processing_time_ms: Math.round(total),
     intent_source: req.decision.source,
     fell_back_from: [...result.fellBackFrom],
@@ -134,9 +134,9 @@ export async function streamTurn(
   sink: FragmentSink,
   transport: 'sse' | 'ws',
 ): Promise<void> {
-  const { session, call } = prepareTurn(rt, req);
+  const { sessionId, call } = prepareTurn(rt, req);
   const stream = await rt.router.stream(call, signal);
-  sink.start({ intent: req.intent, model: stream.model, session_id: session.id });
+  sink.start({ intent: req.intent, model: stream.model, session_id: sessionId });
   const open = rt.metrics.streamsOpen.labels({ transport });
   open.inc();
   let text = '';
@@ -150,21 +150,15 @@ export async function streamTurn(
     open.dec();
   }
   if (signal.aborted) return;
-  record(rt, session, req, text, stream.model);
+  recordTurn(rt, sessionId, req.text, text, req.intent, stream.model);
   sink.end();
 }
 
-function record(rt: AgentRuntime, session: Session, req: TurnRequest, reply: string, model: string): void {
-  const now = rt.now();
-  const exchange: SessionMessage[] = [
-    { role: 'user', content: req.text, timestamp: now },
-    { role: 'assistant', content: reply, timestamp: now, intent: req.intent, model },
-  ];
-  rt.sessions.record(session, exchange, now);
-}
-
-/** Records a turn answered by something other than an LLM (a sub-service, the shell). */
-export function recordAction(
+/**
+ * Records a completed turn (an LLM's, a sub-service's, the shell's): opens the session, creating it
+ * when absent, and appends the exchange. Returns the session id.
+ */
+export function recordTurn(
   rt: AgentRuntime,
   sessionId: string | null,
   text: string,
