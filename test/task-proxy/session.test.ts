@@ -344,6 +344,47 @@ describe('fields and actions', () => {
     expect(upload.status).toBe(400);
   });
 
+  it('limits a multipart body as a whole to BODY_LIMIT (413), with or without a declared length', async () => {
+    const limit = proxy.config.BODY_LIMIT;
+    const piece = 'x'.repeat(Math.floor(limit / 3) + 1);
+    // Each field is under the limit; together they are over it.
+    const form = new FormData();
+    form.append('action', 'create_task');
+    form.append('title', 'Big form');
+    for (const name of ['description', 'message', 'note']) form.append(name, piece);
+    const encoded = new Response(form);
+    const contentType = encoded.headers.get('content-type')!;
+    const bytes = new Uint8Array(await encoded.arrayBuffer());
+    expect(bytes.length).toBeGreaterThan(limit);
+    const post = (body: BodyInit, extra: Record<string, string> = {}): Promise<Response> =>
+      fetch(`${proxy.url}/api/agent_proxy.php`, {
+        method: 'POST',
+        headers: { cookie: client.jar.header()!, 'content-type': contentType, ...extra },
+        body,
+        duplex: 'half',
+      });
+    const declared = await post(bytes);
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { detail: string }).detail).toBe(
+      `Request body exceeds the limit of ${limit} bytes (BODY_LIMIT)`,
+    );
+    // Chunked: no Content-Length, counted as it arrives.
+    const chunked = await post(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < bytes.length; i += 16_384) controller.enqueue(bytes.subarray(i, i + 16_384));
+          controller.close();
+        },
+      }),
+    );
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { detail: string }).detail).toMatch(/exceeds the limit .*BODY_LIMIT/);
+    // The proxy still answers on the next request, and a form under the limit passes.
+    expect(await client.action('status', {}, { encoding: 'multipart' })).toMatchObject({ status: 200 });
+    const tasks = (await client.ok('list_tasks'))['tasks'] as { title: string }[];
+    expect(tasks.map((t) => t.title)).not.toContain('Big form');
+  });
+
   it('answers every action from the store while the agent is unreachable', async () => {
     expect(await client.ok('status')).toEqual({ status: 'offline' });
     // Reads: the bodies the agent's own query functions give from the same store.

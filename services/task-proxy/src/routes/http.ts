@@ -1,5 +1,11 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { BadRequestError, ForbiddenError, multipart, UnsupportedMediaTypeError } from '@clinicalsuite/kit';
+import {
+  BadRequestError,
+  ForbiddenError,
+  multipart,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '@clinicalsuite/kit';
 import { checkOrigin } from '../domain/origin.js';
 
 /** HTTP pieces the proxy's routes share: the session cookie, the origin guard, form bodies. */
@@ -67,7 +73,9 @@ function headerText(value: string | string[] | undefined): string | undefined {
 
 /**
  * Form fields from multipart/form-data, application/x-www-form-urlencoded or JSON (an object);
- * files are refused (400), another media type with a body is 415. After the origin guard.
+ * files are refused (400), another media type with a body is 415. After the origin guard. Every
+ * encoding has the same total limit, `bodyLimit` (413 past it): multipart is counted as a whole,
+ * not per field (32 fields of `bodyLimit` each would be 32 times as much).
  */
 export function formBody(options: {
   allowedOrigins: readonly string[];
@@ -93,9 +101,36 @@ export function formBody(options: {
     }
     next();
   };
+  const tooLarge = (): PayloadTooLargeError =>
+    new PayloadTooLargeError(`Request body exceeds the limit of ${options.bodyLimit} bytes (BODY_LIMIT)`);
   const multipartOnly: RequestHandler = (req, res, next) => {
-    if (req.is('multipart/form-data')) parseMultipart(req, res, next);
-    else next();
+    if (!req.is('multipart/form-data')) {
+      next();
+      return;
+    }
+    // A declared length over the limit is refused before anything is read (as body-parser does).
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    if (declared > options.bodyLimit) {
+      next(tooLarge());
+      return;
+    }
+    // A chunked body is counted as it arrives: the parser pipes the request synchronously, so a
+    // listener added right after it sees every chunk. Past the limit the request fails through the
+    // parser's own path, which stops parsing and drains the rest; the answer is 413.
+    let over = false;
+    parseMultipart(req, res, (error?: unknown) => {
+      next(over ? tooLarge() : error);
+    });
+    let received = 0;
+    const count = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received <= options.bodyLimit) return;
+      over = true;
+      req.off('data', count);
+      req.emit('error', tooLarge());
+    };
+    req.on('data', count);
+    req.once('end', () => req.off('data', count));
   };
   const objectOnly: RequestHandler = (req, _res, next) => {
     const body: unknown = req.body;
