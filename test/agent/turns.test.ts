@@ -79,3 +79,68 @@ describe('a turn that is refused or fails leaves the sessions as they were', () 
     expect(await metricValue(agent.url, 'agent_sessions_ended_total', { reason: 'evicted' })).toBe(1);
   });
 });
+
+describe('a translate request names its target language', () => {
+  let agent: AgentTestServer;
+  beforeAll(async () => {
+    agent = await startAgent({ LLM_URL: llm.url, AGENT_LLM_PROBE_MS: '600000' });
+  });
+  afterAll(() => agent.close());
+
+  /** The messages the upstream received for one request (the turn's call, not the classifier's). */
+  async function promptOf(
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<{ system: string; user: string }> {
+    const from = llm.calls.length;
+    const res = await agentPost(`${agent.url}${path}`, body);
+    expect(res.status).toBe(200);
+    if (body['stream'] === true) await res.text();
+    else expect(((await res.json()) as { intent: string }).intent).toBe('translate');
+    const call = llm.calls.slice(from).at(-1)!;
+    expect(call.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    return { system: call.messages[0]!.content, user: call.messages[1]!.content };
+  }
+
+  it('"Dịch sang tiếng Anh" with language vi: into English, nothing asks for Vietnamese', async () => {
+    const message = 'Dịch sang tiếng Anh: bệnh nhân đau đầu';
+    const { system, user } = await promptOf('/run', { message, language: 'vi' });
+    expect(system).toMatch(/Dịch sang tiếng Anh\.$/);
+    expect(user).toBe(message);
+    expect(`${system}\n${user}`).not.toMatch(/tiếng Việt|Vietnamese/);
+  });
+
+  it('without diacritics, streamed: the same target', async () => {
+    const message = 'dich sang tieng anh: toi bi dau dau';
+    const { system, user } = await promptOf('/run', { message, language: 'vi', stream: true });
+    expect(system).toMatch(/Dịch sang tiếng Anh\.$/);
+    expect(user).toBe(message);
+  });
+
+  it('"Translate into Vietnamese" with language en: into Vietnamese, nothing asks for English', async () => {
+    const message = 'Translate into Vietnamese: the patient has a headache';
+    const { system, user } = await promptOf('/run', { message, language: 'en' });
+    expect(system).toMatch(/Translate into Vietnamese\.$/);
+    expect(user).toBe(message);
+    expect(`${system}\n${user}`).not.toMatch(/into English|tiếng Anh/);
+  });
+
+  it('a target other than vi or en (French) is kept', async () => {
+    const message = 'Bạn dịch giúp tôi câu này sang tiếng Pháp: uống thuốc sau ăn';
+    const { system } = await promptOf('/run', { message, language: 'vi' });
+    expect(system).toMatch(/Dịch sang tiếng Pháp\.$/);
+  });
+
+  it('no target in the message: the request language, framed as before', async () => {
+    const message = 'dịch giúp tôi đoạn này: the patient has a fever';
+    const { system, user } = await promptOf('/run', { message, language: 'vi' });
+    expect(system).toMatch(/Dịch sang tiếng Việt\.$/);
+    expect(user).toBe(`Dịch văn bản sau sang tiếng Việt:\n\n${message}`);
+  });
+
+  it('/translate: its target_lang in the system prompt and the request alike', async () => {
+    const { system, user } = await promptOf('/translate', { text: 'đau bụng', target_lang: 'fr' });
+    expect(system).toMatch(/Dịch sang tiếng Pháp\.$/);
+    expect(user).toBe('Dịch văn bản sau sang tiếng Pháp:\n\nđau bụng');
+  });
+});

@@ -3,7 +3,7 @@ import type { ChatMessage, ConcreteIntent, Language } from './types.js';
 /**
  * System prompts and user framing for the intents an LLM answers. Pure. The prompts keep the model
  * to the text it was given (no invented facts, no invented codes) and say that an analysis is not a
- * diagnosis; the language follows the request's `language`.
+ * diagnosis; the language follows the request's `language` (a translation's: the target language).
  */
 
 export type LlmIntent = 'chat' | 'analyze' | 'translate' | 'summarize' | 'code' | 'debug';
@@ -69,6 +69,16 @@ const SYSTEM: Record<LlmIntent, Record<Language, string>> = {
 const LANGUAGE_NAMES: Record<string, Record<Language, string>> = {
   vi: { vi: 'tiếng Việt', en: 'Vietnamese' },
   en: { vi: 'tiếng Anh', en: 'English' },
+  fr: { vi: 'tiếng Pháp', en: 'French' },
+  zh: { vi: 'tiếng Trung', en: 'Chinese' },
+  ja: { vi: 'tiếng Nhật', en: 'Japanese' },
+  ko: { vi: 'tiếng Hàn', en: 'Korean' },
+  de: { vi: 'tiếng Đức', en: 'German' },
+  ru: { vi: 'tiếng Nga', en: 'Russian' },
+  es: { vi: 'tiếng Tây Ban Nha', en: 'Spanish' },
+  th: { vi: 'tiếng Thái', en: 'Thai' },
+  lo: { vi: 'tiếng Lào', en: 'Lao' },
+  km: { vi: 'tiếng Khmer', en: 'Khmer' },
 };
 
 /** A language code's name in the reply language (`vi` → "tiếng Việt"), or the code itself. */
@@ -76,10 +86,23 @@ export function languageName(code: string, replyIn: Language): string {
   return LANGUAGE_NAMES[code.toLowerCase()]?.[replyIn] ?? code;
 }
 
-export function systemPrompt(intent: LlmIntent, language: Language, override?: string | null): ChatMessage {
+/**
+ * An intent's system prompt in `language`, which it also asks the reply in; for translate, which
+ * answers in the target language, it names `targetLang` instead (default: `language`).
+ */
+export function systemPrompt(
+  intent: LlmIntent,
+  language: Language,
+  override?: string | null,
+  targetLang?: string,
+): ChatMessage {
   if (override !== undefined && override !== null) return { role: 'system', content: override };
-  const reply = intent === 'translate' ? '' : ` ${REPLY_IN[language]}`;
-  return { role: 'system', content: `${SYSTEM[intent][language]}${reply}` };
+  if (intent === 'translate') {
+    const target = languageName(targetLang ?? language, language);
+    const into = language === 'vi' ? `Dịch sang ${target}.` : `Translate into ${target}.`;
+    return { role: 'system', content: `${SYSTEM.translate[language]} ${into}` };
+  }
+  return { role: 'system', content: `${SYSTEM[intent][language]} ${REPLY_IN[language]}` };
 }
 
 /** The user turn for an intent: the message itself, or framed (translate, summarize). */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BadRequestError, defineRoute, type AnyRoute, type Logger } from '@clinicalsuite/kit';
 import type { Request, Response } from 'express';
 import type { IntentDecision } from '../domain/intent/index.js';
+import { statedTargetLanguage } from '../domain/intent/translate-target.js';
 import { debugTurn, isLlmIntent, userTurn, type LlmIntent } from '../domain/prompts.js';
 import type { ConcreteIntent, Intent, Language, UpstreamId } from '../domain/types.js';
 import {
@@ -51,6 +52,11 @@ export interface DispatchInput {
   readonly force: Intent | null;
   readonly prefer: UpstreamId | null;
   readonly patientId?: string | undefined;
+  /**
+   * The user's own words when `text` adds what a file held (transcript, OCR): where a translate
+   * request's target language is looked for. Default: `text`.
+   */
+  readonly instruction?: string;
   readonly hints?: { audio?: boolean; image?: boolean };
   /** Set when the text came from a file (transcript, OCR): the intent that produced it. */
   readonly from?: ConcreteIntent;
@@ -98,6 +104,13 @@ export function runnableIntent(
   return { ...decision, intent: 'chat', source: 'default' };
 }
 
+/**
+ * The LLM turn of a `/run`-style message. A translate request that names its target language ("Dịch
+ * sang tiếng Anh: …", "Translate into Vietnamese: …") is translated into that language, not into the
+ * request's `language` (which then only sets the language of the instructions): the message, being
+ * the instruction itself, goes to the LLM as it is, under a system prompt naming the same target. A
+ * message that names none ("dịch giúp tôi đoạn này: …") is framed to be translated into `language`.
+ */
 export function llmTurnRequest(
   rt: AgentRuntime,
   input: DispatchInput,
@@ -105,9 +118,12 @@ export function llmTurnRequest(
   decision: Pick<IntentDecision, 'intent' | 'source'>,
   options: { maxTokens?: number | undefined; temperature?: number | undefined } = {},
 ): TurnRequest {
+  const stated = intent === 'translate' ? statedTargetLanguage(input.instruction ?? input.text) : null;
   return {
     text: input.text,
-    user: userTurn(intent, input.text, input.language),
+    user:
+      stated === null ? userTurn(intent, input.text, input.language) : { role: 'user', content: input.text },
+    ...(stated === null ? {} : { targetLang: stated }),
     intent,
     decision: { intent, source: decision.source },
     language: input.language,
@@ -297,6 +313,7 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
               sourceLang: body.source_lang,
               targetLang: body.target_lang,
             }),
+            targetLang: body.target_lang,
             intent: 'translate',
             decision: { intent: 'translate', source: 'fixed' },
             language,

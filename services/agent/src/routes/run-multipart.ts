@@ -171,6 +171,7 @@ export function runMultipartRoute(
         sessionId,
         force: null,
         prefer: null,
+        instruction: message,
       };
       const reply = await dispatch(rt, actions, input, decision, signal, log, receivedAt);
       return { ...reply, data: { ...extracted, ...(reply.data ?? {}) } };

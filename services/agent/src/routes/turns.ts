@@ -35,6 +35,8 @@ export interface TurnRequest {
   readonly temperature: number;
   /** Replaces the intent's system prompt. */
   readonly system?: string | null;
+  /** Translate: the language to translate into (a code, `vi`, `en`, `fr`...); default `language`. */
+  readonly targetLang?: string;
   /** Leave the session's history out of the prompt (e.g. /translate of a standalone text). */
   readonly withoutHistory?: boolean;
 }
@@ -72,7 +74,7 @@ interface Prepared {
 export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
   const sessionId = req.sessionId ?? rt.newSessionId();
   const session = req.withoutHistory ? undefined : rt.sessions.peek(sessionId, rt.now());
-  const system = [systemPrompt(req.intent, req.language, req.system)];
+  const system = [systemPrompt(req.intent, req.language, req.system, req.targetLang)];
   const history: ChatMessage[] = (session?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
   const fit = fitHistory(system, history, [req.user], rt.config.AGENT_CONTEXT_TOKENS, req.maxTokens);
   if ('overBy' in fit) {
