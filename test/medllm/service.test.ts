@@ -129,6 +129,52 @@ describe('certainty guard (unit)', () => {
     });
   });
 
+  it('never rewrites a measurement or a reported fact', () => {
+    const prompt = 'Describe this chest X-ray.';
+    for (const text of [
+      'Oxygen saturation was 100% on room air.',
+      'The left lung is 100 % opacified.',
+      'Sensitivity is 100% for this finding.',
+      'Fracture confirmed by CT last week is unchanged.',
+      'The patient confirmed that he smokes.',
+      'The biopsy confirms the diagnosis of lymphoma.',
+      'Further tests that confirm the infection are needed.',
+      'A normal D-dimer rules out pulmonary embolism in low-risk patients.',
+      'Recommend CT to rule out pulmonary embolism.',
+      'Reed-Sternberg cells are diagnostic of Hodgkin lymphoma.',
+      'The tumour was definitively diagnosed by biopsy in 2019.',
+      'It was conclusively shown on MRI.',
+      'This is almost certainly pneumonia.',
+      'Bác sĩ đã khẳng định chẩn đoán.',
+      'Gãy xương được khẳng định bằng CT.',
+    ]) {
+      expect(guardText('rewrite', prompt, text)).toEqual({ text, findings: [] });
+    }
+  });
+
+  it('hedges the model’s own certainty: first person, 100% sure, and conclusions it draws from the image', () => {
+    const cases: [string, string][] = [
+      ['I am certain this is pneumonia.', 'I am fairly confident this is pneumonia.'],
+      ["I'm 100% sure it is a fracture.", "I'm fairly confident it is a fracture."],
+      ['We are confident in this reading.', 'We are fairly confident in this reading.'],
+      ['It is absolutely certain that this is TB.', 'It is fairly certain that this is TB.'],
+      ['The mass is 100% certain to be malignant.', 'The mass is fairly certain to be malignant.'],
+      ['These findings confirm pneumonia.', 'These findings are consistent with pneumonia.'],
+      ['This confirms the diagnosis.', 'This is consistent with the diagnosis.'],
+      ['These features are diagnostic of sarcoidosis.', 'These features are suggestive of sarcoidosis.'],
+      ['The image clearly rules out a pneumothorax.', 'The image clearly makes less likely a pneumothorax.'],
+      ['This is definitively a fracture.', 'This is probably a fracture.'],
+      ['Tôi khẳng định đây là viêm phổi.', 'Tôi gợi ý đây là viêm phổi.'],
+      ['Không nghi ngờ gì nữa, đây là lao.', 'Nhiều khả năng, đây là lao.'],
+    ];
+    for (const [text, hedged] of cases) expect(guardText('rewrite', '', text).text).toBe(hedged);
+    expect(guardText('rewrite', '', 'I am not certain; we cannot be 100% sure.').findings).toEqual([]);
+    expect(guardText('rewrite', '', 'SpO2 was 100% and the patient is definitely improving.')).toEqual({
+      text: 'SpO2 was 100% and the patient is likely improving.',
+      findings: [{ phrase: 'definitely', replacement: 'likely' }],
+    });
+  });
+
   it('gives the same text streamed in any pieces as whole', async () => {
     const { CertaintyGuard } = await import('../../services/medllm/src/domain/certainty.js');
     const text =
@@ -144,6 +190,25 @@ describe('certainty guard (unit)', () => {
     expect(whole).toBe(
       'The film shows an opacity that is most likely consolidation; this makes less likely effusion. Likely.',
     );
+    // Context decides some phrases (who concludes, what follows, a word cut mid-stream): the same
+    // whichever way the stream is cut.
+    const mixed =
+      'Fracture confirmed by CT last week. SpO2 100% on air. I am 100% sure these findings confirm it; ' +
+      'the tumour was definitively diagnosed by biopsy, but this is definitively new. Indefinitely stable. ' +
+      'Almost certainly benign; certainly not malignant. Tôi khẳng định điều đó, bác sĩ đã khẳng định.';
+    const mixedWhole = guardText('rewrite', '', mixed).text;
+    expect(mixedWhole).toBe(
+      'Fracture confirmed by CT last week. SpO2 100% on air. I am fairly confident these findings are consistent with it; ' +
+        'the tumour was definitively diagnosed by biopsy, but this is probably new. Indefinitely stable. ' +
+        'Almost certainly benign; likely not malignant. Tôi gợi ý điều đó, bác sĩ đã khẳng định.',
+    );
+    for (let size = 1; size <= 45; size++) {
+      const guard = new CertaintyGuard('rewrite', '');
+      let out = '';
+      for (let i = 0; i < mixed.length; i += size) out += guard.push(mixed.slice(i, i + size));
+      out += guard.flush();
+      expect(out).toBe(mixedWhole);
+    }
   });
 });
 
