@@ -1,6 +1,7 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import {
   DISCLAIMERS,
   documentMessages,
@@ -22,7 +23,15 @@ import { startSim, type SimTestServer } from '../patient-sim/helpers.js';
 import { startStt, type SttTestServer } from '../stt/helpers.js';
 import { wordErrorRate } from '../stt/fixtures.js';
 import { readWav, startTts, type TtsTestServer } from '../tts/helpers.js';
-import { agentGet, agentPost, closedPort, startAgent, type AgentTestServer } from './helpers.js';
+import {
+  AGENT_TOKEN,
+  agentGet,
+  agentPost,
+  closedPort,
+  sseEvents,
+  startAgent,
+  type AgentTestServer,
+} from './helpers.js';
 import {
   agentForm,
   blackHole,
@@ -544,6 +553,45 @@ describe('/run and /run/multipart on sub-service intents', () => {
 
     const shell = await agentPost(`${agent.url}/run`, { message: 'ls', force_intent: 'shell' });
     expect(shell.status).toBe(403);
+  });
+
+  it('tts streamed over SSE and over the WebSocket carries the audio (data) as the plain reply does', async () => {
+    const isWav = (data: Record<string, unknown>): string =>
+      Buffer.from(data['audio_base64'] as string, 'base64')
+        .subarray(0, 4)
+        .toString();
+    const res = await agentPost(`${agent.url}/run`, {
+      message: 'Xin chào',
+      force_intent: 'tts',
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-agent-model')).toBe('tts');
+    const events = sseEvents(await res.text());
+    // An event named `data` (the reply's data as JSON), the text, [DONE].
+    expect(events.map((e) => e.event)).toEqual(['data', null, null]);
+    const sse = JSON.parse(events[0]!.data) as Record<string, unknown>;
+    expect(sse).toMatchObject({ format: 'wav', sample_rate: expect.any(Number) });
+    expect(isWav(sse)).toBe('RIFF');
+    expect(events.slice(1).map((e) => e.data)).toEqual(['Xin chào', '[DONE]']);
+
+    const ws = new WebSocket(`${agent.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+    const frames: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      ws.on('message', (data: Buffer) => {
+        frames.push(data.toString('utf8'));
+        if (frames.length === 1) ws.send(JSON.stringify({ message: 'Xin chào', force_intent: 'tts' }));
+        if (frames.at(-1) === '[DONE]') resolve();
+      });
+      ws.once('error', reject);
+    });
+    ws.close();
+    expect(JSON.parse(frames[1]!)).toMatchObject({ type: 'metadata', intent: 'tts', model: 'tts' });
+    const frame = JSON.parse(frames[2]!) as { type: string; data: Record<string, unknown> };
+    expect(frame.type).toBe('data');
+    expect(frame.data).toMatchObject({ format: 'wav' });
+    expect(isWav(frame.data)).toBe('RIFF');
+    expect(frames.slice(3)).toEqual(['Xin chào', '[DONE]']);
   });
 });
 

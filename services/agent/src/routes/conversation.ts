@@ -19,7 +19,14 @@ import {
 import { FILE_INTENTS, type IntentActions } from './actions.js';
 import type { AgentRuntime } from './runtime.js';
 import { sseSink } from './sse.js';
-import { completeTurn, recordTurn, streamTurn, type TurnReply, type TurnRequest } from './turns.js';
+import {
+  completeTurn,
+  recordTurn,
+  sendWhole,
+  streamTurn,
+  type TurnReply,
+  type TurnRequest,
+} from './turns.js';
 
 /**
  * The conversational endpoints: `/run` (intent detected or forced, dispatched to an LLM or a
@@ -32,7 +39,8 @@ const STREAM_DOC = {
   200: {
     description:
       'With `stream: true`: server-sent events, each a text fragment, ending with `data: [DONE]`; ' +
-      'headers x-agent-intent, x-agent-model and x-agent-session-id say what answered',
+      'headers x-agent-intent, x-agent-model and x-agent-session-id say what answered. An intent a ' +
+      'sub-service answers sends its `data` first as an event named `data` (JSON)',
     contentType: 'text/event-stream',
   },
   400: {
@@ -182,7 +190,8 @@ export async function dispatch(
 
 /**
  * Answers `stream: true`: an LLM intent streams its fragments; any other intent runs whole and is
- * sent as one fragment (the same framing, so a client needs one code path).
+ * sent as its data (an event named `data`, when it has some) and one fragment (the same framing,
+ * so a client needs one code path).
  */
 export async function dispatchStream(
   rt: AgentRuntime,
@@ -204,9 +213,7 @@ export async function dispatchStream(
     return;
   }
   const reply = await dispatch(rt, actions, input, decision, ctx.signal, ctx.log, ctx.receivedAt);
-  sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
-  await sink.fragment(reply.response);
-  sink.end();
+  await sendWhole(sink, reply);
 }
 
 export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): AnyRoute[] {

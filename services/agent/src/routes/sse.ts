@@ -6,7 +6,9 @@ import type { FragmentSink } from './turns.js';
  * The agent's SSE framing (spec, Events): each event's data is a text fragment, the stream ends with
  * `data: [DONE]`. Intent, model and session id travel in response headers, sent with the first
  * fragment once the answering upstream is known (`x-agent-intent`, `x-agent-model`,
- * `x-agent-session-id`). A failure after the first fragment ends the stream with an `error` event.
+ * `x-agent-session-id`). A reply that comes with data (an intent a sub-service answered: the audio
+ * of tts, the codes found...) sends it first as one event named `data`, its JSON the `data` object
+ * of the non-streamed reply. A failure after the first fragment ends the stream with an `error` event.
  */
 export function sseSink(req: Request, res: Response): FragmentSink & { fail(error: unknown): void } {
   let sse: ReturnType<typeof openSse> | undefined;
@@ -21,6 +23,7 @@ export function sseSink(req: Request, res: Response): FragmentSink & { fail(erro
       });
     },
     fragment: (text) => sse?.send(text) ?? Promise.resolve(),
+    data: (data) => sse?.event('data', data) ?? Promise.resolve(),
     end: () => sse?.done(),
     fail(error) {
       if (sse === undefined) throw error;

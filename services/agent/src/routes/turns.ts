@@ -60,8 +60,22 @@ export interface FragmentSink {
   /** Before the first fragment, once the answering upstream is known. */
   start(meta: { intent: ConcreteIntent; model: string; session_id: string }): void;
   fragment(text: string): Promise<void>;
+  /** A reply's data (a sub-service's result: audio, codes...), after `start`, before the text. */
+  data(data: Record<string, unknown>): Promise<void>;
   /** The reply completed. */
   end(): void;
+}
+
+/**
+ * Streams a reply that is already whole (an intent a sub-service or the shell answered): the
+ * metadata, its data when it has some, its text as one fragment, the end. The same framing as an
+ * LLM's reply, so a client needs one code path; the data is what the non-streamed reply carries.
+ */
+export async function sendWhole(sink: FragmentSink, reply: TurnReply): Promise<void> {
+  sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
+  if (reply.data !== undefined) await sink.data(reply.data);
+  await sink.fragment(reply.response);
+  sink.end();
 }
 
 interface Prepared {

@@ -23,16 +23,18 @@ import {
   type DispatchInput,
 } from './conversation.js';
 import type { AgentRuntime } from './runtime.js';
-import { streamTurn, type FragmentSink } from './turns.js';
+import { sendWhole, streamTurn, type FragmentSink } from './turns.js';
 
 /**
  * `WS /ws/chat` (spec, Events): the client authenticates with `?token=` or with a first frame
  * `{type:'auth', token}`; the server answers `{type:'auth_ok'}`. A failed authentication closes the
  * socket with 1008 (policy violation) and a reason, before any work. Then each JSON message
  * (`message`, `session_id`, `language`, `force_intent`, `force_llm`) gets a metadata frame
- * `{type:'metadata', intent, model, session_id}`, the reply's text fragments as text frames, and the
- * frame `[DONE]`. A failure is a frame `{type:'error', status, code, message}` followed by `[DONE]`.
- * Messages on one socket are answered in order; closing the socket stops the generation in flight.
+ * `{type:'metadata', intent, model, session_id}`, for an intent a sub-service answered its data as
+ * `{type:'data', data}` (what the non-streamed reply has in `data`: tts's audio...), the reply's
+ * text fragments as text frames, and the frame `[DONE]`. A failure is a frame `{type:'error',
+ * status, code, message}` followed by `[DONE]`. Messages on one socket are answered in order;
+ * closing the socket stops the generation in flight.
  */
 
 export const WS_PATH = '/ws/chat';
@@ -256,10 +258,7 @@ class Connection {
         rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
         await streamTurn(rt, llmTurnRequest(rt, input, decision.intent, decision), signal, sink, 'ws');
       } else {
-        const reply = await dispatch(rt, actions, input, decision, signal, rt.logger, receivedAt);
-        sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
-        await sink.fragment(reply.response);
-        sink.end();
+        await sendWhole(sink, await dispatch(rt, actions, input, decision, signal, rt.logger, receivedAt));
       }
     } catch (error) {
       if (this.closed.signal.aborted) return;
@@ -277,6 +276,7 @@ class Connection {
   private sink(): FragmentSink {
     return {
       start: (meta) => this.send(JSON.stringify({ type: 'metadata', ...meta })),
+      data: (data) => this.sendAndWait(JSON.stringify({ type: 'data', data })),
       fragment: (text) => this.sendAndWait(text),
       end: () => this.send('[DONE]'),
     };
