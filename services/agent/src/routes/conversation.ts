@@ -40,7 +40,8 @@ const STREAM_DOC = {
     description:
       'With `stream: true`: server-sent events, each a text fragment, ending with `data: [DONE]`; ' +
       'headers x-agent-intent, x-agent-model and x-agent-session-id say what answered. An intent a ' +
-      'sub-service answers sends its `data` first as an event named `data` (JSON)',
+      'sub-service answers sends its `data` first as an event named `data` (JSON). A failure after ' +
+      'the first fragment sends an event named `error` (`{error:{message,code}}`), then `data: [DONE]`',
     contentType: 'text/event-stream',
   },
   400: {

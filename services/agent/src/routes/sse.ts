@@ -8,7 +8,8 @@ import type { FragmentSink } from './turns.js';
  * fragment once the answering upstream is known (`x-agent-intent`, `x-agent-model`,
  * `x-agent-session-id`). A reply that comes with data (an intent a sub-service answered: the audio
  * of tts, the codes found...) sends it first as one event named `data`, its JSON the `data` object
- * of the non-streamed reply. A failure after the first fragment ends the stream with an `error` event.
+ * of the non-streamed reply. A failure after the first fragment sends an event named `error`
+ * (`{error:{message,code}}`), then `data: [DONE]` like every agent stream.
  */
 export function sseSink(req: Request, res: Response): FragmentSink & { fail(error: unknown): void } {
   let sse: ReturnType<typeof openSse> | undefined;
@@ -20,6 +21,7 @@ export function sseSink(req: Request, res: Response): FragmentSink & { fail(erro
           'x-agent-model': meta.model,
           'x-agent-session-id': meta.session_id,
         },
+        doneAfterError: true,
       });
     },
     fragment: (text) => sse?.send(text) ?? Promise.resolve(),

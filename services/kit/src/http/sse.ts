@@ -27,6 +27,11 @@ export interface SseOptions {
   readonly heartbeatMs?: number;
   /** Extra response headers. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * End a failed stream with `data: [DONE]` too, after its error event (protocols, like the
+   * agent's, whose every stream ends with [DONE]). Default false: the error event ends it.
+   */
+  readonly doneAfterError?: boolean;
 }
 
 export function openSse(req: Request, res: Response, options: SseOptions = {}): SseStream {
@@ -78,7 +83,10 @@ export function openSse(req: Request, res: Response, options: SseOptions = {}): 
       const payload = body ?? {
         error: { message, code: error instanceof HttpError ? error.code : 'internal_error' },
       };
-      if (!ended && !res.destroyed) res.write(frame('error', payload));
+      if (!ended && !res.destroyed) {
+        res.write(frame('error', payload));
+        if (options.doneAfterError === true) res.write('data: [DONE]\n\n');
+      }
       end();
     },
     done() {
