@@ -66,9 +66,12 @@ export const agentConfigSchema = kitConfigSchema({
   AGENT_ALPHA4_MODEL: z.string().min(1).optional(),
   AGENT_BETA3_MODEL: z.string().min(1).optional(),
   AGENT_BETA_MODEL: z.string().min(1).optional(),
-  /** Deadline of one non-streamed LLM attempt, and of a stream's first fragment. */
+  /** Deadline of one non-streamed LLM attempt. */
   AGENT_LLM_TIMEOUT_MS: env.int({ min: 50 }).default(300_000),
-  /** A streamed reply that sends nothing for this long is failed over (before its first fragment) or ended. */
+  /**
+   * A streamed reply that sends nothing for this long, before its first fragment or between two, is
+   * failed over (before its first fragment) or ended (after it: an error event).
+   */
   AGENT_LLM_FIRST_BYTE_TIMEOUT_MS: env.int({ min: 50 }).default(60_000),
   /** Further attempts on the same upstream after a connection error or a 502/503/504. */
   AGENT_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(1),

@@ -165,8 +165,9 @@ export class UpstreamClient {
     signal: AbortSignal,
     firstByteMs: number,
   ): Promise<UpstreamStream> {
-    // Until the first fragment the first-byte deadline applies (headers included); then only the
-    // caller's signal (the request's deadline, the client leaving).
+    // Until the first fragment the first-byte deadline applies (headers included); then the same
+    // time as an idle deadline between fragments, besides the caller's signal (the request's
+    // deadline, the client leaving).
     const deadline = new Deadline(signal, firstByteMs);
     let res: IncomingMessage;
     try {
@@ -222,14 +223,31 @@ export class UpstreamClient {
         : this.fetchFailure(error, signal, deadline.expired, firstByteMs);
     }
     deadline.clearTimer();
+    const broke = (error: unknown): Error =>
+      this.midStreamFailure(error, signal, deadline.expired, firstByteMs);
     const fragments = (async function* () {
       try {
         if (first.done === true) return;
         yield first.value;
-        yield* iterator;
+        for (;;) {
+          // The idle deadline: re-armed for every fragment, and running only while the upstream is
+          // awaited (not while a slow client takes the last one).
+          deadline.arm(firstByteMs);
+          let next: IteratorResult<string, void>;
+          try {
+            next = await iterator.next();
+          } catch (error) {
+            throw broke(error);
+          } finally {
+            deadline.clearTimer();
+          }
+          if (next.done === true) return;
+          yield next.value;
+        }
       } finally {
         // Ended, broken out of, or failed: stop the upstream's generation.
         deadline.abort();
+        await iterator.return(undefined).catch(() => undefined);
       }
     })();
     return {
@@ -291,6 +309,21 @@ export class UpstreamClient {
     if (error instanceof UpstreamFailure) return error;
     if (timedOut) return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
     return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${errorCause(error)})`));
+  }
+
+  /** A stream that broke after its first fragment (too late to fall back: the reply ends). */
+  private midStreamFailure(error: unknown, signal: AbortSignal, idle: boolean, ms: number): Error {
+    if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    if (error instanceof UpstreamFailure) return error;
+    if (idle)
+      return new UpstreamFailure(
+        this.id,
+        'timeout',
+        this.say(
+          `sent nothing for ${ms} ms in the middle of its reply (AGENT_LLM_FIRST_BYTE_TIMEOUT_MS): the reply was cut short`,
+        ),
+      );
+    return new UpstreamFailure(this.id, 'connection', this.say(`broke off its reply (${errorCause(error)})`));
   }
 
   private statusFailure(status: number, text: string): UpstreamFailure {
@@ -365,14 +398,20 @@ class Deadline {
   ) {
     if (caller.aborted) this.controller.abort(caller.reason);
     else caller.addEventListener('abort', this.onAbort, { once: true });
-    this.timer = setTimeout(() => {
-      this.expired = true;
-      this.controller.abort(new Error(`deadline of ${ms} ms`));
-    }, ms);
+    this.arm(ms);
   }
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /** (Re)starts the timer: the call is aborted, `expired`, unless cleared within `ms`. */
+  arm(ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort(new Error(`deadline of ${ms} ms`));
+    }, ms);
   }
 
   /** Stops the timer; the caller's signal still aborts. */

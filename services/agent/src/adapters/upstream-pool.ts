@@ -145,6 +145,10 @@ export class UpstreamPool implements LlmRouter {
       async *[Symbol.asyncIterator]() {
         try {
           yield* fragments;
+        } catch (error) {
+          // After the first fragment nothing can fall back: the reply ends with a 502 that names
+          // the upstream and why (it broke off, went silent, sent an error).
+          throw error instanceof UpstreamFailure ? new BadGatewayError(error.message) : error;
         } finally {
           const usage = value.usage();
           metrics.tokens.inc({ upstream, kind: 'prompt' }, usage.promptTokens);
