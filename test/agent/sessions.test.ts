@@ -69,6 +69,27 @@ describe('SessionStore', () => {
     expect(store.sweep(5000)).toBe(2);
   });
 
+  it('a recorded exchange makes the session the most recent: the list never shows an expired one', () => {
+    const store = new SessionStore(1000, 10, 100);
+    const a = store.open('a', 0).session; // a turn on a starts at t=0, its LLM call is slow
+    const b = store.open('b', 10).session;
+    store.record(b, [{ role: 'user', content: 'b', timestamp: 10 }], 10);
+    store.record(a, [{ role: 'user', content: 'a', timestamp: 500 }], 500); // a's call ends at t=500
+    // At t=1200 b (idle 1190 ms) is past the TTL, a (idle 700 ms) is not.
+    expect(store.list(1200).map((s) => s.id)).toEqual(['a']);
+    expect(store.get('b', 1200)).toBeUndefined();
+  });
+
+  it('a recorded exchange protects the session from eviction as the least recently used', () => {
+    const store = new SessionStore(60_000, 2, 100);
+    const a = store.open('a', 0).session;
+    store.open('b', 1);
+    store.record(a, [{ role: 'user', content: 'x', timestamp: 2 }], 2);
+    store.open('c', 3);
+    expect(store.get('a', 4)).toBeDefined();
+    expect(store.get('b', 4)).toBeUndefined();
+  });
+
   it('peek reads a live session without using it, and never an expired one', () => {
     const ended: string[] = [];
     const store = new SessionStore(1000, 10, 100, (r) => ended.push(r));
@@ -81,6 +102,14 @@ describe('SessionStore', () => {
     expect(store.peek('missing', 0)).toBeUndefined();
     expect(store.size).toBe(2);
     expect(ended).toEqual([]);
+  });
+
+  it('a session deleted while its turn ran stays deleted', () => {
+    const store = new SessionStore(60_000, 10, 100);
+    const a = store.open('a', 0).session;
+    store.delete('a');
+    store.record(a, [{ role: 'user', content: 'x', timestamp: 1 }], 1);
+    expect(store.get('a', 2)).toBeUndefined();
   });
 });
 

@@ -90,6 +90,12 @@ export class SessionStore {
     if (last?.intent !== undefined) session.lastIntent = last.intent;
     if (last?.model !== undefined) session.lastModel = last.model;
     session.updatedAt = now;
+    // Used now: it moves to the recent end, so the Map's order stays the recency order that
+    // eviction and sweep() rely on (while it is still held: a deleted session stays deleted).
+    if (this.sessions.get(session.id) === session) {
+      this.sessions.delete(session.id);
+      this.sessions.set(session.id, session);
+    }
   }
 
   delete(id: string): boolean {
