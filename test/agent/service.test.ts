@@ -281,6 +281,23 @@ describe('sessions', () => {
     expect((await agentGet(`${agent.url}/sessions/${first.session_id}`)).status).toBe(404);
   });
 
+  it('answers 404 for an id no session could have (too long, odd characters), as for any unknown id', async () => {
+    for (const id of ['x'.repeat(129), 'x'.repeat(5000), 'a%20b', '%C3%A9t%C3%A9']) {
+      for (const method of ['GET', 'DELETE']) {
+        const res = await fetch(`${agent.url}/sessions/${id}`, {
+          method,
+          headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+        });
+        expect({ id: id.slice(0, 20), method, status: res.status }).toEqual({
+          id: id.slice(0, 20),
+          method,
+          status: 404,
+        });
+        expect(((await res.json()) as { detail: string }).detail).toMatch(/does not exist/);
+      }
+    }
+  });
+
   it('a failed turn leaves the session as it was', async () => {
     const first = await run({ message: 'keep me', force_intent: 'chat' });
     const res = await agentPost(`${agent.url}/chat`, {

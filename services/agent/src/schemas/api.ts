@@ -166,7 +166,8 @@ export const ChatCompletionRequestSchema = chatCompletionRequestSchema({
   system: z.string().nullable().default(null),
 });
 
-export const SessionParamsSchema = z.object({ session_id: z.string().min(1).max(128) });
+/** Any id: one that no session could have (too long, odd characters) is simply not found (404). */
+export const SessionParamsSchema = z.object({ session_id: z.string() });
 
 export const SessionSummarySchema = z.object({
   session_id: z.string(),
