@@ -78,12 +78,21 @@ export const FaceBodySchema = z.looseObject({
 
 export const LanguageSchema = z.enum(LANGUAGES);
 
-/** Multipart booleans: true/false/1/0/yes/no/on/off, as the sub-services take them. */
+/**
+ * Multipart booleans: true/false/1/0/yes/no/on/off in any case (Python's `True`/`False`, as a
+ * Python client's form sends them), as the sub-services take them.
+ */
 export const formBool = (fallback: boolean) =>
   z
-    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'must be true or false')
+    .stringbool({
+      truthy: ['true', '1', 'yes', 'on'],
+      falsy: ['false', '0', 'no', 'off'],
+      case: 'insensitive',
+      error: 'must be true or false',
+    })
+    .meta({ enum: ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'] })
     .optional()
-    .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes', 'on'].includes(v)));
+    .transform((v) => (v === undefined ? fallback : v));
 
 const fileField = (what: string, required = true) =>
   z
