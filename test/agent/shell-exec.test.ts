@@ -152,7 +152,9 @@ describe('/shell disabled (the default)', () => {
 
 describe('the corpus over HTTP: every attempt 403, nothing runs', () => {
   it('refuses each one and leaves the canaries and the root untouched', async () => {
-    const all = [...corpus.attempts, ...generated];
+    // A blank command is not an attempt to refuse but an invalid body (422, below); the policy
+    // still refuses it (shell-policy.test.ts).
+    const all = [...corpus.attempts, ...generated].filter((a) => a.command.trim() !== '');
     expect(all.length).toBeGreaterThanOrEqual(120);
     const before = await attempts(agent);
     const wrong: string[] = [];
@@ -171,6 +173,18 @@ describe('the corpus over HTTP: every attempt 403, nothing runs', () => {
       expect(after[outcome] ?? 0).toBe(before[outcome] ?? 0);
     }
   }, 60_000);
+
+  it('answers an empty or blank command as invalid input (422 naming the field), not as blocked', async () => {
+    const before = await attempts(agent);
+    for (const command of ['', '   ', '\t \n']) {
+      const r = await shell(agent, { command });
+      expect({ command, status: r.status }).toEqual({ command, status: 422 });
+      expect(r.body.detail).toEqual([
+        { loc: ['body', 'command'], msg: 'must not be empty or blank', type: expect.any(String) },
+      ]);
+    }
+    expect(await attempts(agent)).toEqual(before);
+  });
 
   it('also through /run with the shell intent', async () => {
     const res = await agentPost(`${agent.url}/run`, { message: 'ls; rm canary.txt', force_intent: 'shell' });

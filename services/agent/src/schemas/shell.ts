@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const ShellRequestSchema = z.object({
   command: z
     .string()
-    .min(1)
+    .refine((c) => c.trim() !== '', 'must not be empty or blank')
     .describe(
       'A command line of an allowlisted program (`ls -l reports`), or a natural-language request ' +
         '("list the files in reports") that the LLM turns into one. No shell: quotes group words, ' +
