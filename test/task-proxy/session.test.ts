@@ -356,7 +356,10 @@ describe('fields and actions', () => {
     const contentType = encoded.headers.get('content-type')!;
     const bytes = new Uint8Array(await encoded.arrayBuffer());
     expect(bytes.length).toBeGreaterThan(limit);
-    const post = (body: BodyInit, extra: Record<string, string> = {}): Promise<Response> =>
+    const post = (
+      body: NonNullable<RequestInit['body']>,
+      extra: Record<string, string> = {},
+    ): Promise<Response> =>
       fetch(`${proxy.url}/api/agent_proxy.php`, {
         method: 'POST',
         headers: { cookie: client.jar.header()!, 'content-type': contentType, ...extra },
