@@ -67,8 +67,8 @@ export const codesearchConfigSchema = kitConfigSchema({
   /** The abbreviation table; default the one shipped with the service. */
   CODESEARCH_ABBREVIATIONS_PATH: z.string().optional(),
   /** How often the store is checked for imports made while running (0: never). */
-  CODESEARCH_RELOAD_POLL_MS: env.int({ min: 0 }).default(5000),
-  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+  CODESEARCH_RELOAD_POLL_MS: env.ms({ min: 0 }).default(5000),
+  MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
 
 export type CodesearchConfig = z.output<typeof codesearchConfigSchema> & {

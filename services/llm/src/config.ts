@@ -35,7 +35,7 @@ export const llmConfigSchema = kitConfigSchema({
   /** Logical batch size of the context (tokens decoded per step, all sequences together). */
   BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
   /** How often a missing model file is looked for again. */
-  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+  MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
 
 export type LlmConfig = z.output<typeof llmConfigSchema> & {

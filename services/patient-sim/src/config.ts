@@ -30,7 +30,7 @@ export const patientSimConfigSchema = kitConfigSchema({
   /** Longest clinician message, in characters. */
   PATIENT_SIM_MAX_MESSAGE_CHARS: env.int({ min: 1, max: 100_000 }).default(4000),
   /** Deadline of one LLM call, in ms. */
-  PATIENT_SIM_LLM_TIMEOUT_MS: env.int({ min: 100 }).default(120_000),
+  PATIENT_SIM_LLM_TIMEOUT_MS: env.ms({ min: 100 }).default(120_000),
   /** Further attempts after a connection error or a 502/503/504 from the LLM. */
   PATIENT_SIM_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(2),
   /** First backoff between attempts, doubled each time (with jitter). */

@@ -29,9 +29,9 @@ export const sttConfigSchema = kitConfigSchema({
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   /** Longest ffprobe/ffmpeg run on one file, in ms (killed past it). */
-  STT_DECODE_TIMEOUT_MS: env.int({ min: 100 }).default(60_000),
+  STT_DECODE_TIMEOUT_MS: env.ms({ min: 100 }).default(60_000),
   /** Longest recognition of one file, in ms (the engine's process or call is stopped past it). */
-  STT_RECOGNIZE_TIMEOUT_MS: env.int({ min: 100 }).default(150_000),
+  STT_RECOGNIZE_TIMEOUT_MS: env.ms({ min: 100 }).default(150_000),
 
   /** pocketsphinx (English): `false` turns it off. */
   STT_POCKETSPHINX: env.bool().default(true),
@@ -64,7 +64,7 @@ export const sttConfigSchema = kitConfigSchema({
   /** Run whisper on the GPU when the runtime was built with one. */
   STT_WHISPER_GPU: env.bool().default(false),
   /** How often a missing whisper model file is looked for again. */
-  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+  MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
 
 export type SttConfig = z.output<typeof sttConfigSchema> & {

@@ -31,7 +31,7 @@ export const ttsConfigSchema = kitConfigSchema({
   /** MP3 bitrate in kbit/s. */
   TTS_MP3_BITRATE_KBPS: env.int({ min: 32, max: 320 }).default(64),
   /** Longest a child process (espeak-ng, ffmpeg) may run before it is killed. */
-  TTS_PROCESS_TIMEOUT_MS: env.int({ min: 100 }).default(60_000),
+  TTS_PROCESS_TIMEOUT_MS: env.ms({ min: 100 }).default(60_000),
   /**
    * Piper voices (`<voice>.onnx` with `<voice>.onnx.json` beside it) per language. Unset: the
    * voices found in TTS_VOICES_DIR (and MODEL_PATH), by the language their `.onnx.json` names.
