@@ -218,4 +218,47 @@ describe('what the table cannot show', () => {
     expect(once).toBeLessThan(60);
     expect(fourTimes / once).toBeLessThan(8);
   });
+
+  // With no `.`, `;`, `!`, `?` or line break the whole text is one sentence. Every finding used to
+  // be tried against every cue of it, re-reading the text between them each time: 20,000
+  // characters of "không sốt, " took 221 s of synchronous CPU (5,000: 2.7 s), blocking the process.
+  const repeated = (unit: string, chars: number): string =>
+    unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+  const bestOf = (runs: number, input: string): number => {
+    let fastest = Infinity;
+    for (let i = 0; i < runs; i++) {
+      const started = performance.now();
+      extractRuleFindings(input);
+      fastest = Math.min(fastest, performance.now() - started);
+    }
+    return fastest;
+  };
+
+  it.each(['không sốt, ', 'denies fever and cough and '])(
+    'reads 20,000 characters of "%s" with no sentence break in time linear in the text',
+    (unit) => {
+      const atLimit = repeated(unit, 20_000);
+      bestOf(2, atLimit); // warm the JIT
+      const quarter = bestOf(7, repeated(unit, 5_000));
+      const whole = bestOf(7, atLimit);
+      // Tens of milliseconds here. Linear work is about 4x on 4 times the text; quadratic 16x.
+      expect(whole).toBeLessThan(2_000);
+      expect(whole / quarter).toBeLessThan(8);
+      // And the context is still read: every fever is negated ("không", "denies").
+      const fevers = extractRuleFindings(atLimit).findings.filter((f) => f.name === 'fever');
+      expect(fevers.length).toBeGreaterThan(500);
+      expect(fevers.every((f) => !f.present)).toBe(true);
+    },
+  );
+
+  it('reads 20,000 characters of history with no sentence break in under 2 s', () => {
+    // A history scope runs to the sentence's end, up to 1,000 words: each fever here is reached by
+    // the hundreds of "tiền sử" before it (work bounded by the text times that window).
+    const atLimit = repeated('tiền sử sốt ', 20_000);
+    bestOf(1, atLimit);
+    expect(bestOf(3, atLimit)).toBeLessThan(2_000);
+    const fevers = extractRuleFindings(atLimit).findings.filter((f) => f.name === 'fever');
+    expect(fevers.length).toBeGreaterThan(1_000);
+    expect(fevers.every((f) => f.kind === 'history')).toBe(true);
+  });
 });

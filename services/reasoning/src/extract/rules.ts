@@ -19,7 +19,7 @@ import { ageDrafts, durationDrafts, sexDrafts } from './demographics.js';
 import { withLimit, type Draft } from './draft.js';
 import { matchLexicon } from './lexicon.js';
 import { applyContext, findCues } from './negation.js';
-import { keepLongest, overlaps, type Span } from './terms.js';
+import { keepLongest, SpanSet, type Span } from './terms.js';
 import { foldText, sourceRange, type FoldedText } from './text.js';
 import type { ExtractedFinding, LexiconEntry, Quantity } from './types.js';
 import {
@@ -497,9 +497,9 @@ export function extractMeasurements(input: string | FoldedText): ExtractedFindin
   // match inside it); blood pressure's two findings share their span.
   const keptMeasures = keepLongestGroups(measured);
   const others = [...ageDrafts(text), ...sexDrafts(text), ...durationDrafts(text)];
-  const keptOthers = keepLongestGroups(others).filter(
-    (d) => !keptMeasures.some((k) => overlaps(span(k), span(d))),
-  );
+  const measuredSpans = new SpanSet(keptMeasures.map(span));
+  for (const k of keptMeasures) measuredSpans.add(span(k));
+  const keptOthers = keepLongestGroups(others).filter((d) => !measuredSpans.overlapsAny(span(d)));
   return [...keptMeasures, ...keptOthers]
     .map((d) => toFinding(text, d))
     .sort((a, b) => a.start - b.start || a.end - b.end || a.name.localeCompare(b.name));
@@ -509,13 +509,13 @@ const span = (d: Draft): Span => ({ start: d.from, end: d.to });
 
 /** keepLongest over spans, keeping every draft that shares a kept span (blood pressure). */
 function keepLongestGroups(drafts: readonly Draft[]): Draft[] {
-  const spans = keepLongest(drafts.map((d) => ({ start: d.from, end: d.to })));
+  const spans = new Set(keepLongest(drafts.map(span)).map((s) => `${s.start}:${s.end}`));
   const seen = new Set<string>();
   const out: Draft[] = [];
   for (const d of drafts) {
     const key = `${d.from}:${d.to}:${d.name}`;
     if (seen.has(key)) continue;
-    if (!spans.some((s) => s.start === d.from && s.end === d.to)) continue;
+    if (!spans.has(`${d.from}:${d.to}`)) continue;
     seen.add(key);
     out.push(d);
   }

@@ -53,7 +53,10 @@ function foldCodePoint(cp: string): string {
 }
 
 export function foldText(source: string): FoldedText {
-  let folded = '';
+  // Pieces joined once at the end: asking a string built by `+=` for its last character flattens
+  // it each time, which made folding quadratic in the length of the text.
+  const pieces: string[] = [];
+  let afterSpace = false;
   const starts: number[] = [];
   const ends: number[] = [];
   let i = 0;
@@ -64,8 +67,9 @@ export function foldText(source: string): FoldedText {
       // A combining mark (or something that folds to nothing): it belongs to the letter before.
       if (ends.length > 0) ends[ends.length - 1] = end;
     } else if (SPACE.test(out)) {
-      if (!folded.endsWith(' ')) {
-        folded += ' ';
+      if (!afterSpace) {
+        pieces.push(' ');
+        afterSpace = true;
         starts.push(i);
         ends.push(end);
       }
@@ -75,12 +79,13 @@ export function foldText(source: string): FoldedText {
           starts.push(i);
           ends.push(end);
         }
-        folded += unit;
+        pieces.push(unit);
       }
+      afterSpace = out.endsWith(' ');
     }
     i = end;
   }
-  return { source, folded, starts, ends };
+  return { source, folded: pieces.join(''), starts, ends };
 }
 
 const foldedTerms = new Map<string, string>();
