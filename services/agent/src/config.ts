@@ -67,12 +67,12 @@ export const agentConfigSchema = kitConfigSchema({
   AGENT_BETA3_MODEL: z.string().min(1).optional(),
   AGENT_BETA_MODEL: z.string().min(1).optional(),
   /** Deadline of one non-streamed LLM attempt. */
-  AGENT_LLM_TIMEOUT_MS: env.int({ min: 50 }).default(300_000),
+  AGENT_LLM_TIMEOUT_MS: env.ms({ min: 50 }).default(300_000),
   /**
    * A streamed reply that sends nothing for this long, before its first fragment or between two, is
    * failed over (before its first fragment) or ended (after it: an error event).
    */
-  AGENT_LLM_FIRST_BYTE_TIMEOUT_MS: env.int({ min: 50 }).default(60_000),
+  AGENT_LLM_FIRST_BYTE_TIMEOUT_MS: env.ms({ min: 50 }).default(60_000),
   /** Further attempts on the same upstream after a connection error or a 502/503/504. */
   AGENT_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(1),
   /** First backoff between attempts, doubled each time (with jitter). */
@@ -107,7 +107,7 @@ export const agentConfigSchema = kitConfigSchema({
   PATIENT_SIM_URL: env.url().optional(),
   FACE_URL: env.url().optional(),
   /** Deadline of one sub-service call (speech and OCR of long files take time). */
-  AGENT_SUBSERVICE_TIMEOUT_MS: env.int({ min: 50 }).default(300_000),
+  AGENT_SUBSERVICE_TIMEOUT_MS: env.ms({ min: 50 }).default(300_000),
   /** Deadline of each sub-service check on /status. */
   AGENT_STATUS_TIMEOUT_MS: env.int({ min: 50, max: 60_000 }).default(2000),
   /** Largest uploaded file (audio, image). */
