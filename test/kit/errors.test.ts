@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { BadGatewayError, defineRoute } from '@clinicalsuite/kit';
-import { startTestServer, type TestServer } from './helpers.js';
+import { ready, startTestServer, type TestServer } from './helpers.js';
 
 const chatBody = z.object({
   messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).min(1),
@@ -56,8 +56,9 @@ describe('validation and the error catalogue over a real socket', () => {
   let srv: TestServer;
   let envelope: TestServer;
   beforeAll(async () => {
-    srv = await startTestServer({ routes }, { BODY_LIMIT: '2kb' });
-    envelope = await startTestServer({ routes, errorShape: 'envelope' });
+    // Ready: a service that is not refuses before reading a body (503), so no body error shows.
+    srv = await startTestServer({ routes, readiness: ready() }, { BODY_LIMIT: '2kb' });
+    envelope = await startTestServer({ routes, errorShape: 'envelope', readiness: ready() });
   });
   afterAll(async () => {
     await srv.close();
@@ -136,7 +137,10 @@ describe('validation and the error catalogue over a real socket', () => {
       body: form,
     });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ success: false, message: expect.stringContaining('more form fields') });
+    expect(await res.json()).toEqual({
+      success: false,
+      message: expect.stringContaining('more form fields'),
+    });
   });
 
   it('answers 400 to malformed JSON', async () => {

@@ -7,7 +7,7 @@ import { GpuStatusReader, GpuSummarySchema, registerGpuMetrics, summarizeGpu } f
 import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
 import { buildOpenApiDocument, docsRouter } from '../http/openapi.js';
 import { createErrorRenderer, type ErrorShape } from '../http/render-error.js';
-import { routeHandler, type AnyRoute } from '../http/route.js';
+import { admissionHandler, routeHandler, type AnyRoute } from '../http/route.js';
 import { createLogger, loggableUrl, type Logger } from '../logger.js';
 import { createMetrics, httpMetricsMiddleware, type KitMetrics } from '../metrics.js';
 import type { KitConfig } from '../config.js';
@@ -188,8 +188,10 @@ export function buildApp(options: AppOptions): KitApp {
         next();
       },
       ...(auth && route.auth !== false ? [auth] : []),
+      // Readiness and the concurrency slot come before the body parsers (see admissionHandler).
+      admissionHandler(route, runtime),
       ...(route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers)),
-      routeHandler(route, runtime),
+      routeHandler(route),
     ];
     app[route.method](route.path, ...chain);
   }

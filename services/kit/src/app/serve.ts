@@ -37,6 +37,10 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
   // Longer than the load balancers' idle timeouts, so they close first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // A body is read once the request is admitted, so it may start arriving after a wait in the
+  // queue: the kit's deadline (504 from arrival, over the wait, the upload and the work) answers
+  // first; Node's own limit on receiving a request (300 s by default) is only the backstop.
+  server.requestTimeout = config.REQUEST_TIMEOUT_MS + 5_000;
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.PORT;
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

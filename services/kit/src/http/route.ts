@@ -34,7 +34,10 @@ export interface HandlerContext<B, Q, P> {
   readonly requestId: string;
   /** When the request arrived (`performance.now()` ms): queue time is `admittedAt - receivedAt`. */
   readonly receivedAt: number;
-  /** When it got its slot, or when the handler started for ungated routes (`performance.now()` ms). */
+  /**
+   * When it was admitted (`performance.now()` ms): got its slot, or passed the readiness check on
+   * ungated routes. Its body is read after this, so upload time counts as work, not queue.
+   */
   readonly admittedAt: number;
 }
 
@@ -106,8 +109,15 @@ export function isGated(route: AnyRoute): boolean {
   return route.gated ?? route.method !== 'get';
 }
 
-/** The final handler of a route: validate, wait for a slot, run, serialize. */
-export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
+/**
+ * Admission, before the body is read: the route's deadline, readiness (503) and, for gated routes,
+ * a concurrency slot. A request waiting for its slot leaves its body unread on the socket (TCP
+ * holds the client back), so the bodies held in memory are at most MAX_CONCURRENCY requests' worth
+ * however long the queue is, and a service that is not ready or full refuses without reading an
+ * upload. The deadline runs from arrival and covers the wait, the upload and the work: when it
+ * passes before the body has all arrived, the 504 closes the connection, which stops the upload.
+ */
+export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
   const gated = isGated(route);
   const requiresReady = route.requiresReady ?? gated;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -118,15 +128,15 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
       }, route.timeoutMs);
       res.once('close', () => clearTimeout(timer));
     }
-    // The deadline answers at once, whether the work is waiting for a slot or running.
+    // The deadline answers at once, whether the request is waiting for a slot, uploading or running.
     const onAbort = (): void => {
-      if (ctx.signal.reason instanceof GatewayTimeoutError && !res.headersSent) {
-        runtime.sendError(req, res, ctx.signal.reason);
-      }
+      if (!(ctx.signal.reason instanceof GatewayTimeoutError) || res.headersSent) return;
+      if (!req.complete) res.setHeader('connection', 'close');
+      runtime.sendError(req, res, ctx.signal.reason);
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    res.once('close', () => ctx.signal.removeEventListener('abort', onAbort));
     try {
-      const input = parseInput(route, req);
       if (requiresReady && !runtime.readiness.ready) {
         throw new ServiceUnavailableError(`Service not ready: ${runtime.readiness.reason ?? 'starting'}`);
       }
@@ -136,6 +146,24 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         if (res.closed) release();
       }
       ctx.admittedAt = performance.now();
+      next();
+    } catch (error) {
+      if (res.headersSent || ctx.signal.aborted) return; // answered at the deadline, or client gone
+      // Refused before the body was read: Node reads and discards the rest of it, keeping the
+      // connection for the client's next request.
+      next(error);
+    }
+  };
+}
+
+/** The final handler of a route, once admitted and its body read: validate, run, serialize. */
+export function routeHandler(route: AnyRoute) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const ctx = requestContext(req);
+    try {
+      ctx.signal.throwIfAborted(); // the deadline answered, or the client left, during the upload
+      const input = parseInput(route, req);
+      const admittedAt = ctx.admittedAt ?? performance.now();
       const result: unknown = await route.handler({
         ...input,
         req,
@@ -144,7 +172,7 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         log: ctx.log,
         requestId: ctx.requestId,
         receivedAt: ctx.receivedAt,
-        admittedAt: ctx.admittedAt,
+        admittedAt,
       });
       if (result !== undefined && !res.headersSent && !ctx.signal.aborted) {
         // A handler may set another status (e.g. 503 on /health) before returning its body.
@@ -159,8 +187,6 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
       }
       if (ctx.signal.aborted && !(ctx.signal.reason instanceof GatewayTimeoutError)) return; // client gone
       next(error);
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
     }
   };
 }
