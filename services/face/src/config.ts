@@ -73,7 +73,7 @@ export const faceConfigSchema = kitConfigSchema({
   /** The SQLite registry file; default `$DATA_DIR/face-registry.sqlite` (DATA_DIR default ./data). */
   REGISTRY_PATH: z.string().optional(),
   /** How often a missing model file is looked for again. */
-  MODEL_POLL_MS: env.int({ min: 10 }).default(2000),
+  MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
 
 export type FaceConfig = z.output<typeof faceConfigSchema> & {

@@ -53,12 +53,12 @@ export const medllmConfigSchema = kitConfigSchema({
   /** `rewrite` (default) hedges unhedged certainty the model did not take from the prompt; `flag` only reports it; `off`. */
   CERTAINTY_GUARD: z.enum(['rewrite', 'flag', 'off']).default('rewrite'),
   /** Deadline of one backend start (model and projector load) before it is killed and retried. */
-  BACKEND_START_TIMEOUT_MS: env.int({ min: 100 }).default(300_000),
+  BACKEND_START_TIMEOUT_MS: env.ms({ min: 100 }).default(300_000),
   /** First restart delay after the backend died; doubles up to BACKEND_MAX_BACKOFF_MS. */
-  BACKEND_BACKOFF_MS: env.int({ min: 1 }).default(1000),
-  BACKEND_MAX_BACKOFF_MS: env.int({ min: 1 }).default(30_000),
+  BACKEND_BACKOFF_MS: env.ms({ min: 1 }).default(1000),
+  BACKEND_MAX_BACKOFF_MS: env.ms({ min: 1 }).default(30_000),
   /** How often the running backend's /health is polled. */
-  BACKEND_HEALTH_INTERVAL_MS: env.int({ min: 10 }).default(5000),
+  BACKEND_HEALTH_INTERVAL_MS: env.ms({ min: 10 }).default(5000),
   /**
    * util-linux's setpriv: llama-server runs under `setpriv --pdeathsig KILL`, so the kernel kills it
    * when this front dies, however it dies; `none`: a plain child process.
