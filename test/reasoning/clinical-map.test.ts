@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
 import type { KbFeature } from '../../services/reasoning/src/domain/types.js';
-import { FeatureIndex } from '../../services/reasoning/src/pipeline/clinical-map.js';
+import { foldTerm } from '../../services/reasoning/src/extract/text.js';
+import { loadKnowledgeBase } from '../../services/reasoning/src/kb/index.js';
+import { FeatureIndex, mapStructured } from '../../services/reasoning/src/pipeline/clinical-map.js';
 
 // The clinical map's name lookup: a base's own labels and synonyms, then the extractor's lexicon,
 // through any term of the lexicon entry (the base may name the finding with another of its terms).
@@ -43,5 +46,199 @@ describe('FeatureIndex.lookup', () => {
   it('finds nothing for a name neither the base nor the lexicon knows', () => {
     expect(index.lookup('itchy elbow')).toBeUndefined();
     expect(index.lookup('hepatomegaly')).toBeUndefined(); // in the lexicon, not in this base
+  });
+});
+
+// Close matches of an unknown name (the 422's suggestions). The index finds them without measuring
+// every term; `reference` is the definition, measuring every term, as the service did before.
+
+/** Levenshtein distance over UTF-16 units, the whole table (comparisons: Math is slow under Jest). */
+function levenshtein(a: string, b: string): number {
+  let previous = Int32Array.from({ length: b.length + 1 }, (_, j) => j);
+  let row = new Int32Array(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const remove = (previous[j] ?? 0) + 1;
+      const insert = (row[j - 1] ?? 0) + 1;
+      const replace = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      const fewer = remove < insert ? remove : insert;
+      row[j] = fewer < replace ? fewer : replace;
+    }
+    [previous, row] = [row, previous];
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * Every term scored: similarity (0 past a length ratio of 2), 0.75 for containment, at least 0.5;
+ * features best first, then by id.
+ */
+function reference(terms: ReadonlyMap<string, string>, name: string): string[] {
+  const query = foldTerm(name);
+  if (query === '') return [];
+  const best = new Map<string, number>();
+  for (const [folded, feature] of terms) {
+    const longer = Math.max(query.length, folded.length);
+    let score =
+      query === folded
+        ? 1
+        : Math.abs(query.length - folded.length) / longer > 0.5
+          ? 0
+          : 1 - levenshtein(query, folded) / longer;
+    if (query.length >= 3 && (folded.includes(query) || query.includes(folded)))
+      score = Math.max(score, 0.75);
+    if (score >= 0.5 && (best.get(feature) ?? 0) < score) best.set(feature, score);
+  }
+  return [...best.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([feature]) => feature);
+}
+
+/** A base's names, folded, each with the first feature that has it (as the index keeps them). */
+function foldedTerms(features: readonly KbFeature[]): Map<string, string> {
+  const terms = new Map<string, string>();
+  for (const f of features)
+    for (const n of [f.id, f.id.replace(/_/g, ' '), f.label_en, f.label_vi ?? '', ...f.synonyms]) {
+      const folded = foldTerm(n);
+      if (folded !== '' && !terms.has(folded)) terms.set(folded, f.id);
+    }
+  return terms;
+}
+
+/** A seeded generator (mulberry32): the same names on every run. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('FeatureIndex.closeMatches', () => {
+  it('suggests what measuring every term suggests, on the shipped base and a larger one', async () => {
+    const loaded = await loadKnowledgeBase(
+      fileURLToPath(new URL('../../services/reasoning/kb/primary-care', import.meta.url)),
+    );
+    if (!loaded.ok) throw new Error('the shipped base does not load');
+    const shipped = [...loaded.knowledgeBase.features.values()];
+    const random = seeded(7);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const letters = Array.from('abcdefghijklmnopqrstuvwxyz ');
+    const typo = (s: string): string => {
+      const chars = Array.from(s);
+      for (let n = 1 + Math.floor(random() * 3); n > 0; n--) {
+        const at = Math.floor(random() * (chars.length + 1));
+        const op = random();
+        if (op < 0.33) chars.splice(at, 0, pick(letters));
+        else if (op < 0.66) chars.splice(at, 1);
+        else chars[at] = pick(letters);
+      }
+      return chars.join('');
+    };
+    const words = shipped.flatMap((f) => f.label_en.toLowerCase().split(' '));
+    // A larger base: made-up features named with the shipped base's words, one-letter synonyms too.
+    const larger = [
+      ...shipped,
+      ...Array.from({ length: 1500 }, (_, i) => {
+        const label = Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(words)).join(' ');
+        return feature(`made_up_${i}`, label, null, [
+          random() < 0.05 ? pick(letters.slice(0, 8)) : typo(label),
+        ]);
+      }),
+    ];
+    for (const [features, samples] of [
+      [shipped, 120],
+      [larger, 40],
+    ] as const) {
+      const index = new FeatureIndex(new Map(features.map((f) => [f.id, f])));
+      const terms = foldedTerms(features);
+      const names = features.flatMap((f) => [
+        f.label_en,
+        ...(f.label_vi === null ? [] : [f.label_vi]),
+        ...f.synonyms,
+      ]);
+      const queries = [
+        'feverr',
+        'zzzz qqqq',
+        'a',
+        'ab',
+        'rigidity',
+        'dau nguc trai',
+        'chest pian',
+        ...Array.from({ length: 3 * samples }, () => typo(pick(names))),
+        ...Array.from({ length: samples }, () => {
+          const n = pick(names);
+          const from = Math.floor(random() * n.length);
+          return n.slice(from, from + 1 + Math.floor(random() * 12));
+        }),
+        ...Array.from({ length: samples }, () =>
+          Array.from({ length: 2 + Math.floor(random() * 3) }, () => pick(words)).join(' '),
+        ),
+        ...Array.from({ length: samples }, () =>
+          Array.from({ length: 1 + Math.floor(random() * 10) }, () => pick(letters)).join(''),
+        ),
+      ];
+      let suggested = 0;
+      for (const q of queries) {
+        const all = reference(terms, q);
+        for (const limit of [1, 5, 20]) {
+          const found = index.closeMatches(q, limit).map((c) => c.feature);
+          expect([q, limit, found]).toEqual([q, limit, all.slice(0, limit)]);
+          suggested += found.length;
+        }
+      }
+      expect(suggested).toBeGreaterThan(queries.length);
+    }
+  });
+
+  it('keeps the suggestions the API shows', () => {
+    const index = new FeatureIndex(
+      new Map([
+        ['fever', feature('fever', 'Fever', 'Sốt')],
+        ['nuchal_rigidity', feature('nuchal_rigidity', 'Nuchal rigidity', 'Cứng gáy', ['cổ cứng'])],
+        ['dyspnea', feature('dyspnea', 'Dyspnea', 'Khó thở')],
+      ]),
+    );
+    expect(index.closeMatches('feverr')).toEqual([{ feature: 'fever', label_en: 'Fever' }]);
+    expect(index.closeMatches('rigidity')).toEqual([
+      { feature: 'nuchal_rigidity', label_en: 'Nuchal rigidity' },
+    ]);
+    expect(index.closeMatches('kho tho nhieu')).toEqual([{ feature: 'dyspnea', label_en: 'Dyspnea' }]);
+    expect(index.closeMatches('zzzz qqqq')).toEqual([]);
+  });
+
+  it('answers 200 unknown names against 60,000 terms in seconds, not minutes', () => {
+    // The audit's shape: 20,000 features of three random names each. Measuring every term took
+    // 161 s for this (about 0.8 s a name); the index about 1 s here.
+    const random = seeded(11);
+    const text = (length: number): string =>
+      Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz '[Math.floor(random() * 27)]).join('');
+    const features = new Map<string, KbFeature>();
+    for (let i = 0; i < 20_000; i++) {
+      const id = `HP:${String(i).padStart(7, '0')}`;
+      features.set(id, {
+        ...feature(id, text(15 + Math.floor(random() * 20)), null, [text(20), text(25)]),
+        hpo: id,
+      });
+    }
+    const index = new FeatureIndex(features);
+    const unknown = Array.from({ length: 200 }, () => ({ feature: text(24), present: true, certainty: 1 }));
+    const started = performance.now();
+    let issues: readonly unknown[] = [];
+    try {
+      mapStructured(index, unknown);
+    } catch (error) {
+      issues = (error as { issues: readonly unknown[] }).issues;
+    }
+    const elapsed = performance.now() - started;
+    expect(issues).toHaveLength(200);
+    expect(elapsed).toBeLessThan(10_000);
+    // And a misspelt name among them is still found.
+    const [label] = [...features.values()].map((f) => f.label_en);
+    const misspelt = `${label?.slice(0, 5) ?? ''}x${label?.slice(6) ?? ''}`;
+    expect(index.closeMatches(misspelt)[0]?.label_en).toBe(label);
   });
 });

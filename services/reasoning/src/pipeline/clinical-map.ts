@@ -21,6 +21,7 @@ import { ValidationError, type FieldIssue } from '@clinicalsuite/kit';
 import type { Finding, KbFeature } from '../domain/types.js';
 import { BASE_LEXICON, type ExtractedFinding, type LexiconEntry } from '../extract/index.js';
 import { foldTerm } from '../extract/text.js';
+import { CloseMatchIndex } from './close-matches.js';
 import { meets, THRESHOLDS } from './cut-offs.js';
 
 export interface Span {
@@ -70,6 +71,8 @@ export class FeatureIndex {
   readonly #byTerm = new Map<string, string>();
   readonly #byHpo = new Map<string, string>();
   readonly #terms: { folded: string; feature: string }[] = [];
+  /** The terms indexed for close matches (built with the base, not per unknown name). */
+  readonly #close: CloseMatchIndex;
   /** The extractor's built-in terms (vi/en) → their normalised English name. */
   readonly #lexicon = new Map<string, string>();
   /** A normalised name → every folded term of its lexicon entry ("neck stiffness" → "nuchal rigidity"…). */
@@ -112,6 +115,7 @@ export class FeatureIndex {
         }
       }
     }
+    this.#close = new CloseMatchIndex(this.#terms);
   }
 
   /**
@@ -141,22 +145,14 @@ export class FeatureIndex {
     return this.features.get(viaHpo ?? id);
   }
 
-  /** Features whose names are closest to `name` (edit distance, containment), at most `limit`. */
+  /**
+   * Features whose names are closest to `name` (edit distance, containment), at most `limit`
+   * (close-matches.ts).
+   */
   closeMatches(name: string, limit = 5): CloseMatch[] {
-    const query = foldTerm(name);
-    if (query === '') return [];
-    const best = new Map<string, number>();
-    for (const { folded, feature } of this.#terms) {
-      let score = similarity(query, folded);
-      if (query.length >= 3 && (folded.includes(query) || query.includes(folded)))
-        score = Math.max(score, 0.75);
-      if (score < 0.5) continue;
-      if ((best.get(feature) ?? 0) < score) best.set(feature, score);
-    }
-    return [...best.entries()]
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, limit)
-      .map(([feature]) => ({ feature, label_en: this.features.get(feature)?.label_en ?? feature }));
+    return this.#close
+      .search(foldTerm(name), limit)
+      .map(({ feature }) => ({ feature, label_en: this.features.get(feature)?.label_en ?? feature }));
   }
 
   /** A demographic feature for a sex, if the base has one. */
@@ -167,27 +163,6 @@ export class FeatureIndex {
     }
     return undefined;
   }
-}
-
-/** 1 − Levenshtein distance / longer length. */
-function similarity(a: string, b: string): number {
-  if (a === b) return 1;
-  const longer = Math.max(a.length, b.length);
-  if (longer === 0) return 1;
-  if (Math.abs(a.length - b.length) / longer > 0.5) return 0;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    prev = row;
-  }
-  return 1 - (prev[b.length] ?? longer) / longer;
 }
 
 function spanOf(f: ExtractedFinding): Span {
