@@ -84,7 +84,13 @@ export async function extractFindings(text: string, options: ExtractOptions): Pr
 }
 
 export { ExtractorError } from './errors.js';
-export { BASE_LEXICON, LEXICON_BLOCKERS, lexiconFromFeatures, matchLexicon } from './lexicon.js';
+export {
+  BASE_LEXICON,
+  LEXICON_BLOCKERS,
+  lexiconFromFeatures,
+  matchLexicon,
+  prepareLexicon,
+} from './lexicon.js';
 export {
   buildLlmRequest,
   DEFAULT_LLM_MAX_TOKENS,

@@ -4,8 +4,8 @@
  * knowledge base's synonyms can be added with `lexiconFromFeatures`. Words only: no numbers here.
  */
 import type { KbFeature } from '../domain/types.js';
-import { findTerm, keepLongest, possibleTerms, type Span } from './terms.js';
-import type { FoldedText } from './text.js';
+import { isAbbreviation, keepLongest, occurrenceAt, type Span, type TermOccurrence } from './terms.js';
+import { foldTerm, type FoldedText } from './text.js';
 import type { ExtractedKind, LexiconEntry } from './types.js';
 
 export const BASE_LEXICON: readonly LexiconEntry[] = [
@@ -309,29 +309,143 @@ export function matchLexicon(
   blockers: readonly string[] = LEXICON_BLOCKERS,
 ): LexiconMatch[] {
   const candidates: (LexiconMatch & { blocker: boolean })[] = [];
-  const possible = possibleTerms(text);
-  for (const entry of lexicon) {
-    const id = entry.id === undefined ? {} : { id: entry.id };
-    for (const term of entry.terms) {
-      if (!possible(term)) continue;
-      for (const at of findTerm(text, term))
-        candidates.push({
-          start: at.start,
-          end: at.end,
-          name: entry.name,
-          kind: entry.kind,
-          ...id,
-          blocker: false,
-        });
-    }
-  }
-  for (const term of blockers) {
-    for (const at of findTerm(text, term))
-      candidates.push({ start: at.start, end: at.end, name: '', kind: 'symptom', blocker: true });
+  for (const { item, at } of compiledLexicon(lexicon, blockers).occurrences(text)) {
+    const entry = item.entry;
+    candidates.push(
+      entry === null
+        ? { start: at.start, end: at.end, name: '', kind: 'symptom', blocker: true }
+        : {
+            start: at.start,
+            end: at.end,
+            name: entry.name,
+            kind: entry.kind,
+            ...(entry.id === undefined ? {} : { id: entry.id }),
+            blocker: false,
+          },
+    );
   }
   return keepLongest(candidates)
     .filter((m) => !m.blocker)
     .map(({ blocker: _blocker, ...match }) => match);
+}
+
+/**
+ * Folds a lexicon's terms and indexes them now (a base's lexicon when the base loads), rather than
+ * on the first text read with it.
+ */
+export function prepareLexicon(
+  lexicon: readonly LexiconEntry[],
+  blockers: readonly string[] = LEXICON_BLOCKERS,
+): void {
+  compiledLexicon(lexicon, blockers);
+}
+
+/** A term of the lexicon (or a blocker: `entry` null), folded once. */
+interface LexiconItem {
+  readonly term: string;
+  readonly needle: string;
+  readonly abbreviation: boolean;
+  readonly entry: LexiconEntry | null;
+  /** The first word a text must hold for the term to be looked for (blockers: always looked for). */
+  readonly firstWord: string | null;
+}
+
+const WORD_UNIT = /[\p{L}\p{N}]/u;
+
+/**
+ * A lexicon's terms, folded and indexed by their first word, so reading a text costs its words
+ * times the lengths of the terms starting with each, not the lexicon's size times the text: a
+ * base's lexicon holds every label and synonym of its features (tens of thousands with the HPO
+ * import), and each used to be folded again (past the fold cache's size) and searched for in the
+ * whole text on every request.
+ *
+ * It finds what searching the text for each term in turn finds, in the same order (terms in the
+ * lexicon's order, each from the start of the text; blockers last): a term starting with a letter
+ * or digit can only start where a word does, and the text's word there is the term's first word.
+ */
+class CompiledLexicon {
+  readonly #items: LexiconItem[] = [];
+  /** Items by folded term. */
+  readonly #byNeedle = new Map<string, number[]>();
+  /** Per first word (letters and digits, by UTF-16 unit): the lengths of the terms starting so. */
+  readonly #lengths = new Map<string, number[]>();
+  /** Items whose term starts with neither a letter nor a digit: searched for in the whole text. */
+  readonly #unanchored: number[] = [];
+
+  constructor(lexicon: readonly LexiconEntry[], blockers: readonly string[]) {
+    const add = (term: string, entry: LexiconEntry | null): void => {
+      const needle = foldTerm(term);
+      if (needle === '') return;
+      const first = entry === null ? null : (/^[\p{L}\p{N}]+/u.exec(needle)?.[0] ?? null);
+      const index = this.#items.length;
+      this.#items.push({ term, needle, abbreviation: isAbbreviation(term), entry, firstWord: first });
+      let unit = 0;
+      while (unit < needle.length && WORD_UNIT.test(needle[unit] ?? '')) unit++;
+      if (unit === 0) {
+        this.#unanchored.push(index);
+        return;
+      }
+      const same = this.#byNeedle.get(needle);
+      if (same === undefined) {
+        this.#byNeedle.set(needle, [index]);
+        const word = needle.slice(0, unit);
+        const lengths = this.#lengths.get(word) ?? [];
+        if (!lengths.includes(needle.length)) lengths.push(needle.length);
+        this.#lengths.set(word, lengths);
+      } else same.push(index);
+    };
+    for (const entry of lexicon) for (const term of entry.terms) add(term, entry);
+    for (const term of blockers) add(term, null);
+    for (const lengths of this.#lengths.values()) lengths.sort((a, b) => a - b);
+  }
+
+  /** Every occurrence of every term, in the order described above. */
+  occurrences(text: FoldedText): { item: LexiconItem; at: TermOccurrence }[] {
+    const folded = text.folded;
+    const words = new Set(folded.match(/[\p{L}\p{N}]+/gu) ?? []);
+    const found: { index: number; at: TermOccurrence }[] = [];
+    const consider = (index: number, start: number, end: number): void => {
+      const item = this.#items[index];
+      if (item === undefined || (item.firstWord !== null && !words.has(item.firstWord))) return;
+      const at = occurrenceAt(text, item.term, item.abbreviation, start, end);
+      if (at !== null) found.push({ index, at });
+    };
+    const isWord = new Uint8Array(folded.length + 1);
+    for (let i = 0; i < folded.length; i++) isWord[i] = WORD_UNIT.test(folded[i] ?? '') ? 1 : 0;
+    for (let start = 0; start < folded.length; start++) {
+      if (isWord[start] === 0 || (start > 0 && isWord[start - 1] === 1)) continue;
+      let end = start;
+      while (isWord[end] === 1) end++;
+      for (const length of this.#lengths.get(folded.slice(start, end)) ?? []) {
+        if (start + length > folded.length) break;
+        for (const index of this.#byNeedle.get(folded.slice(start, start + length)) ?? [])
+          consider(index, start, start + length);
+      }
+    }
+    for (const index of this.#unanchored) {
+      const needle = this.#items[index]?.needle ?? '';
+      for (let at = folded.indexOf(needle); at >= 0; at = folded.indexOf(needle, at + 1))
+        consider(index, at, at + needle.length);
+    }
+    found.sort((a, b) => a.index - b.index || a.at.start - b.at.start || a.at.end - b.at.end);
+    return found.map(({ index, at }) => ({ item: this.#items[index] as LexiconItem, at }));
+  }
+}
+
+const compiled = new WeakMap<readonly LexiconEntry[], WeakMap<readonly string[], CompiledLexicon>>();
+
+function compiledLexicon(lexicon: readonly LexiconEntry[], blockers: readonly string[]): CompiledLexicon {
+  let byBlockers = compiled.get(lexicon);
+  if (byBlockers === undefined) {
+    byBlockers = new WeakMap();
+    compiled.set(lexicon, byBlockers);
+  }
+  let known = byBlockers.get(blockers);
+  if (known === undefined) {
+    known = new CompiledLexicon(lexicon, blockers);
+    byBlockers.set(blockers, known);
+  }
+  return known;
 }
 
 /**

@@ -31,14 +31,28 @@ export function findTerm(text: FoldedText, term: string): TermOccurrence[] {
   const abbreviation = isAbbreviation(term);
   const found: TermOccurrence[] = [];
   for (let at = text.folded.indexOf(needle); at >= 0; at = text.folded.indexOf(needle, at + 1)) {
-    const end = at + needle.length;
-    if (!onWordBoundaries(text.folded, at, end)) continue;
-    const range = sourceRange(text, at, end);
-    const written = text.source.slice(range.start, range.end);
-    if (abbreviation ? written !== written.toUpperCase() : !writtenMatches(term, written)) continue;
-    found.push({ ...range, term });
+    const occurrence = occurrenceAt(text, term, abbreviation, at, at + needle.length);
+    if (occurrence !== null) found.push(occurrence);
   }
   return found;
+}
+
+/**
+ * The occurrence of `term` whose folded form stands at folded [at, end), when it is a whole word
+ * there and written as the term allows (see `writtenMatches`; an abbreviation in capitals only).
+ */
+export function occurrenceAt(
+  text: FoldedText,
+  term: string,
+  abbreviation: boolean,
+  at: number,
+  end: number,
+): TermOccurrence | null {
+  if (!onWordBoundaries(text.folded, at, end)) return null;
+  const range = sourceRange(text, at, end);
+  const written = text.source.slice(range.start, range.end);
+  if (abbreviation ? written !== written.toUpperCase() : !writtenMatches(term, written)) return null;
+  return { ...range, term };
 }
 
 /**

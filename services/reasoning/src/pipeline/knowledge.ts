@@ -30,7 +30,7 @@ import {
   mergeKnowledgeBases,
   type KbLoadReport,
 } from '../kb/index.js';
-import { BASE_LEXICON, lexiconFromFeatures, type LexiconEntry } from '../extract/index.js';
+import { BASE_LEXICON, lexiconFromFeatures, prepareLexicon, type LexiconEntry } from '../extract/index.js';
 
 /** The file name of a calibration kept in a knowledge base's directory. */
 export const CALIBRATION_FILE = 'calibration.json';
@@ -223,6 +223,9 @@ export async function loadKnowledge(
     if (error instanceof ModelError) throw new KnowledgeUnavailable(error.message, bases);
     throw error;
   }
+  const lexicon = [...lexiconFromFeatures(knowledgeBase.features), ...BASE_LEXICON];
+  // Folded and indexed once here, not by the first request.
+  prepareLexicon(lexicon);
   return {
     knowledgeBase,
     model,
@@ -230,7 +233,7 @@ export async function loadKnowledge(
     conditionBase,
     features: new Map(knowledgeBase.features.map((f) => [f.id, f])),
     conditions: new Map(knowledgeBase.conditions.map((c) => [c.id, c])),
-    lexicon: [...lexiconFromFeatures(knowledgeBase.features), ...BASE_LEXICON],
+    lexicon,
     calibrationSource: file,
   };
 }
