@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -92,6 +92,74 @@ describe('bearer auth over a real socket', () => {
     expect((await get('/secret', 'rotated-token')).status).toBe(200);
     expect((await get('/secret', 'agent-token')).status).toBe(401);
     expect((await get('/secret', 'env-token')).status).toBe(200);
+  });
+});
+
+describe('a tokens file caught mid-swap', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kit-auth-swap-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const touch = (path: string, seconds: number) => {
+    const t = new Date(Date.now() + seconds * 1000);
+    utimesSync(path, t, t);
+  };
+
+  it('keeps the last good tokens, answering 200/401 and never 500, while the file is unreadable, missing or empty', async () => {
+    // The Kubernetes layout: tokens -> ..data/tokens, ..data -> a timestamped directory.
+    const v1 = join(dir, '..2026_v1');
+    mkdirSync(v1);
+    writeFileSync(join(v1, 'tokens'), 'agent-token ai_agent\n');
+    symlinkSync('..2026_v1', join(dir, '..data'));
+    const file = join(dir, 'tokens');
+    symlinkSync(join('..data', 'tokens'), file);
+    const tokens = new TokenStore({ file, recheckMs: 0 });
+    const srv = await startTestServer({ routes, auth: { tokens, scopes: ['ai_agent'] } });
+    const warnings = () => srv.logs.filter((l) => l['level'] === 'warn').map((l) => String(l['msg']));
+    const status = async (token: string) =>
+      (await fetch(`${srv.url}/secret`, { headers: { authorization: `Bearer ${token}` } })).status;
+    try {
+      expect(await status('agent-token')).toBe(200);
+
+      // Half-way through the flip the path names a directory: stat works, the read fails.
+      rmSync(join(v1, 'tokens'));
+      mkdirSync(join(v1, 'tokens'));
+      touch(join(v1, 'tokens'), 10);
+      expect(await status('agent-token')).toBe(200);
+      expect(await status('agent-token')).toBe(200);
+      expect(await status('wrong-token')).toBe(401);
+
+      // Missing altogether (..data dangling).
+      rmSync(join(v1, 'tokens'), { recursive: true });
+      expect(await status('agent-token')).toBe(200);
+
+      // Half-written: present but still empty. No tokens is not "everyone is refused" (nor open).
+      writeFileSync(join(v1, 'tokens'), '');
+      touch(join(v1, 'tokens'), 20);
+      expect(await status('agent-token')).toBe(200);
+      expect(await status('wrong-token')).toBe(401);
+      // One warning for the whole failing stretch, naming no token.
+      expect(warnings()).toHaveLength(1);
+      expect(warnings()[0]).toMatch(/AUTH_TOKENS_FILE: cannot read .*last good tokens stay in force/);
+      expect(JSON.stringify(srv.logs)).not.toContain('agent-token');
+
+      // The new Secret lands: its tokens, and only its, from the next request.
+      writeFileSync(join(v1, 'tokens'), 'rotated-token ai_agent\n');
+      touch(join(v1, 'tokens'), 30);
+      expect(await status('rotated-token')).toBe(200);
+      expect(await status('agent-token')).toBe(401);
+
+      // A later failure is reported again.
+      writeFileSync(join(v1, 'tokens'), '# nothing yet\n');
+      touch(join(v1, 'tokens'), 40);
+      expect(await status('rotated-token')).toBe(200);
+      expect(warnings()).toHaveLength(2);
+      expect(warnings()[1]).toMatch(/holds no tokens/);
+    } finally {
+      await srv.close();
+    }
   });
 });
 

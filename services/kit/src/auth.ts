@@ -12,7 +12,11 @@ import { ForbiddenError, UnauthorizedError } from './errors.js';
  *     <token> *
  *
  * A token with no scope column gets the scopes the service grants by default. The file is
- * re-read when its modification time changes, so a rotated Secret takes effect without a restart.
+ * re-read when it changes (modification time, size or inode), so a rotated Secret takes effect
+ * without a restart. A re-read that fails or finds no tokens (a Secret swap caught mid-way: the
+ * `..data` symlink flipping, the file briefly missing or half-written) keeps the last good tokens
+ * in force, is retried at the next check and is reported once per failing stretch; it never turns
+ * into a 500, and never into "no tokens".
  * Tokens are compared as SHA-256 digests with `timingSafeEqual`, and every known token is compared
  * on every request, so timing reveals neither a token nor which one matched.
  */
@@ -34,13 +38,18 @@ export interface TokenStoreOptions {
   readonly defaultScopes?: readonly string[];
   /** How often the file's mtime is checked, at most. */
   readonly recheckMs?: number;
+  /** Told once per failing stretch that a re-read failed and the last good tokens stay in force. */
+  readonly onReloadFailure?: (message: string) => void;
 }
 
 export class TokenStore {
   private fixed: StoredToken[];
   private fromFile: StoredToken[] = [];
-  private fileMtimeMs = -1;
+  /** What the file looked like when last read well (mtime, size, inode), '' before. */
+  private fileVersion = '';
   private checkedAt = 0;
+  private failing = false;
+  private onReloadFailure: ((message: string) => void) | undefined;
   private readonly file: string | undefined;
   private readonly defaultScopes: readonly string[];
   private readonly recheckMs: number;
@@ -49,8 +58,14 @@ export class TokenStore {
     this.file = options.file;
     this.defaultScopes = options.defaultScopes ?? [];
     this.recheckMs = options.recheckMs ?? 2000;
+    this.onReloadFailure = options.onReloadFailure;
     this.fixed = (options.tokens ?? []).filter((g) => g.token !== '').map(store);
     if (this.file !== undefined) this.reload(true);
+  }
+
+  /** Where a failed re-read is reported (buildApp sends it to the service's log), unless one was given. */
+  reportReloadFailuresTo(listener: (message: string) => void): void {
+    this.onReloadFailure ??= listener;
   }
 
   /** How many tokens are known now. */
@@ -81,18 +96,39 @@ export class TokenStore {
 
   private reload(initial: boolean): void {
     if (this.file === undefined) return;
-    let mtimeMs: number;
+    let version: string;
+    let grants: TokenGrant[];
     try {
-      mtimeMs = statSync(this.file).mtimeMs;
+      const stat = statSync(this.file);
+      version = `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
+      if (version === this.fileVersion) {
+        this.failing = false;
+        return;
+      }
+      grants = parseTokensFile(readFileSync(this.file, 'utf8'), this.defaultScopes);
     } catch (error) {
-      // At start-up a missing file is a configuration error; later (a Secret being swapped) the
-      // last good tokens stay in force.
+      // At start-up an unreadable file is a configuration error; later (a Secret being swapped)
+      // the last good tokens stay in force.
       if (initial) throw new Error(`AUTH_TOKENS_FILE: cannot read ${this.file}: ${String(error)}`);
+      this.failed(`cannot read ${this.file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
       return;
     }
-    if (mtimeMs === this.fileMtimeMs) return;
-    this.fromFile = parseTokensFile(readFileSync(this.file, 'utf8'), this.defaultScopes).map(store);
-    this.fileMtimeMs = mtimeMs;
+    if (grants.length === 0 && !initial) {
+      // Half-written or emptied mid-swap: keep the tokens in force, look again at the next check.
+      this.failed(`${this.file} holds no tokens`);
+      return;
+    }
+    this.fromFile = grants.map(store);
+    this.fileVersion = version;
+    this.failing = false;
+  }
+
+  private failed(reason: string): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.onReloadFailure?.(
+      `AUTH_TOKENS_FILE: ${reason}; the last good tokens stay in force until it reads well`,
+    );
   }
 }
 

@@ -166,6 +166,7 @@ export function buildApp(options: AppOptions): KitApp {
     }),
   );
 
+  options.auth?.tokens.reportReloadFailuresTo((message) => logger.warn(message));
   const auth = options.auth
     ? authMiddleware({
         tokens: options.auth.tokens,
