@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { auth as llmAuth, startLlm, waitFor, type LlmTestServer } from '../llm/helpers.js';
 import { AGENT_TOKEN, agentPost, startAgent, type AgentTestServer } from './helpers.js';
+import { startScriptedLlm, type ScriptedLlm } from './scripted-llm.js';
 
 // WS /ws/chat against the agent in front of the real LLM (tiny model): both ways of authenticating,
 // refusals (1008 with a reason, before any work), the frames of a reply, and a socket that closes
@@ -161,5 +162,41 @@ describe('a reply', () => {
     ws.terminate();
     await waitFor(async () => (await inUse()) === 0, 5000);
     await long.close();
+  });
+});
+
+describe('against a scripted LLM', () => {
+  let scripted: ScriptedLlm;
+  beforeAll(async () => {
+    scripted = await startScriptedLlm();
+  });
+  afterAll(() => scripted.close());
+
+  it('refuses a message over AGENT_MAX_MESSAGE_CHARS as HTTP does, without calling the LLM', async () => {
+    const short = await startAgent({ LLM_URL: scripted.url, AGENT_MAX_MESSAGE_CHARS: '100' });
+    try {
+      const message = 'x'.repeat(101);
+      const http = await agentPost(`${short.url}/chat`, { message });
+      expect(http.status).toBe(400);
+      const { detail } = (await http.json()) as { detail: string };
+      scripted.calls.length = 0;
+      const ws = new WebSocket(`${short.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+      const got = frames(ws, (f) => f.at(-1) === '[DONE]');
+      await opened(ws);
+      ws.send(JSON.stringify({ message, force_intent: 'chat' }));
+      const all = await got;
+      ws.close();
+      expect(all).toHaveLength(3);
+      expect(JSON.parse(all[1]!)).toEqual({
+        type: 'error',
+        status: 400,
+        code: expect.any(String),
+        message: detail,
+      });
+      expect(all[2]).toBe('[DONE]');
+      expect(scripted.calls).toHaveLength(0);
+    } finally {
+      await short.close();
+    }
   });
 });

@@ -16,6 +16,7 @@ import { INTENTS, UPSTREAM_IDS } from '../domain/types.js';
 import { LanguageSchema } from '../schemas/api.js';
 import type { IntentActions } from './actions.js';
 import {
+  checkLength,
   decideIntent,
   dispatch,
   llmTurnRequest,
@@ -239,6 +240,8 @@ class Connection {
     try {
       if (!rt.readiness.ready)
         throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
+      // The same limit as over HTTP (maxPayload only bounds the frame's bytes, about 4x it).
+      checkLength(rt, body.data.message);
       release = await rt.gate.acquire(signal);
       const b = body.data;
       const input: DispatchInput = {
