@@ -1,5 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { agentGet, agentPost, metricValue, startAgent, type AgentTestServer } from './helpers.js';
+import {
+  AGENT_TOKEN,
+  agentGet,
+  agentPost,
+  metricValue,
+  startAgent,
+  type AgentTestServer,
+} from './helpers.js';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm.js';
 
 // A turn's effects as the upstream and the sessions see them: what a refused or failed turn leaves
@@ -142,5 +149,45 @@ describe('a translate request names its target language', () => {
     const { system, user } = await promptOf('/translate', { text: 'đau bụng', target_lang: 'fr' });
     expect(system).toMatch(/Dịch sang tiếng Pháp\.$/);
     expect(user).toBe('Dịch văn bản sau sang tiếng Pháp:\n\nđau bụng');
+  });
+});
+
+describe('/run/multipart as an HTML form sends it', () => {
+  let agent: AgentTestServer;
+  beforeAll(async () => {
+    agent = await startAgent({ LLM_URL: llm.url, AGENT_LLM_PROBE_MS: '600000' });
+  });
+  afterAll(() => agent.close());
+
+  it('takes an empty optional field (session_id, force_intent, language) as absent', async () => {
+    llm.script = { kind: 'reply', text: 'Xin chào' };
+    const form = new FormData();
+    form.append('message', 'hello there');
+    form.append('session_id', '');
+    form.append('force_intent', '');
+    form.append('language', '');
+    const res = await fetch(`${agent.url}/run/multipart`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { response: string; intent: string; session_id: string };
+    expect(body).toMatchObject({ response: 'Xin chào', intent: 'chat' });
+    expect(body.session_id).not.toBe('');
+    // language absent: the default (vi) system prompt.
+    expect(llm.calls.at(-1)?.messages[0]?.content).toMatch(/tiếng Việt|Vietnamese/);
+  });
+
+  it('still refuses a field that is not empty and not valid', async () => {
+    const form = new FormData();
+    form.append('message', 'hello there');
+    form.append('force_intent', 'dance');
+    const res = await fetch(`${agent.url}/run/multipart`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+    });
+    expect(res.status).toBe(422);
   });
 });
