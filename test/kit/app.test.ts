@@ -371,3 +371,65 @@ describe('graceful shutdown', () => {
     expect(finished).toBe(true);
   });
 });
+
+describe('shutdown at the end of the grace period', () => {
+  let srv: TestServer | undefined;
+  afterEach(async () => srv?.close());
+
+  it('answers a request still in work 503 with Retry-After in the route shape, and a stream an error event, before closing', async () => {
+    const never = new Promise<never>(() => {});
+    srv = await startTestServer(
+      {
+        readiness: ready(),
+        routes: [
+          // Ignores its signal: nothing but the kit can answer it.
+          defineRoute({ method: 'post', path: '/stuck', summary: 'stuck', handler: async () => never }),
+          // Stops when aborted, throwing the abort reason.
+          defineRoute({
+            method: 'post',
+            path: '/v1/work',
+            summary: 'OpenAI-shaped',
+            handler: async ({ signal }) =>
+              new Promise((_resolve, reject) =>
+                signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+              ),
+          }),
+          defineRoute({
+            method: 'get',
+            path: '/stream',
+            summary: 'streams',
+            handler: async ({ req, res }) => {
+              const sse = openSse(req, res, { heartbeatMs: 10_000 });
+              await sse.send({ i: 0 });
+              await never;
+            },
+          }),
+        ],
+      },
+      { SHUTDOWN_GRACE_MS: '300', MAX_CONCURRENCY: '4' },
+    );
+    const stuck = fetch(`${srv.url}/stuck`, { method: 'POST' });
+    const work = fetch(`${srv.url}/v1/work`, { method: 'POST' });
+    const stream = await fetch(`${srv.url}/stream`);
+    expect(stream.status).toBe(200);
+    await waitFor(() => srv!.kit.live.size === 3);
+    const stopped = srv.server.shutdown('test');
+
+    const a = await stuck;
+    expect(a.status).toBe(503);
+    expect(Number(a.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await a.json()).toEqual({ detail: 'The service is shutting down' });
+
+    const b = await work;
+    expect(b.status).toBe(503);
+    expect(b.headers.get('retry-after')).not.toBeNull();
+    expect(await b.json()).toMatchObject({
+      error: { message: 'The service is shutting down', code: 'service_unavailable' },
+    });
+
+    const text = await stream.text();
+    expect(text).toContain('data: {"i":0}');
+    expect(text).toMatch(/event: error\ndata: .*The service is shutting down/);
+    await stopped;
+  });
+});

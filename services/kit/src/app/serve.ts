@@ -6,9 +6,13 @@ import type { KitApp } from './build-app.js';
  * Listens, and on SIGTERM or SIGINT shuts down gracefully: readiness goes to "shutting down" (so
  * probes take the pod out of rotation), the server stops accepting connections, idle keep-alive
  * connections close, in-flight requests drain for up to SHUTDOWN_GRACE_MS, whatever is left is
- * aborted, the service's own `onShutdown` hooks run (unload models, close stores), and the process
+ * aborted and answered 503 with Retry-After (a stream: an error event) before its connection
+ * closes, the service's own `onShutdown` hooks run (unload models, close stores), and the process
  * exits 0.
  */
+
+/** How long the answers to requests aborted at the end of the grace period get to be written. */
+const ABORT_FLUSH_MS = 1000;
 
 export interface ServeOptions {
   /** Called after requests drained: release models, close databases. */
@@ -62,7 +66,15 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
       );
       if ((await Promise.race([closed, grace])) === 'timeout') {
         logger.warn({ inFlight: kit.live.size }, 'grace period over: aborting requests still in flight');
+        // Each is answered 503 with Retry-After in its route's shape (a stream: an error event), so
+        // clients see "retry elsewhere" rather than a reset; the connections close once those are
+        // written (the reaper closes them as they go idle), and whatever is still open after a
+        // moment is cut.
         for (const ctx of kit.live) ctx.abort(new ServiceUnavailableError('The service is shutting down'));
+        const flushed = new Promise<'timeout'>((resolve) =>
+          setTimeout(() => resolve('timeout'), ABORT_FLUSH_MS).unref(),
+        );
+        await Promise.race([closed, flushed]);
         server.closeAllConnections();
         await closed;
       }

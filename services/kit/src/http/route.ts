@@ -128,9 +128,10 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
       }, route.timeoutMs);
       res.once('close', () => clearTimeout(timer));
     }
-    // The deadline answers at once, whether the request is waiting for a slot, uploading or running.
+    // The deadline (504), and a shutdown whose grace period ended (503 with Retry-After), answer at
+    // once, whether the request is waiting for a slot, uploading or running.
     const onAbort = (): void => {
-      if (!(ctx.signal.reason instanceof GatewayTimeoutError) || res.headersSent) return;
+      if (!answersAbort(ctx.signal.reason) || res.headersSent) return;
       if (!req.complete) res.setHeader('connection', 'close');
       runtime.sendError(req, res, ctx.signal.reason);
     };
@@ -154,6 +155,14 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
       next(error);
     }
   };
+}
+
+/**
+ * Whether an abort with this reason is answered to the client (the deadline's 504, the shutdown's
+ * 503), rather than being a client that left.
+ */
+export function answersAbort(reason: unknown): reason is GatewayTimeoutError | ServiceUnavailableError {
+  return reason instanceof GatewayTimeoutError || reason instanceof ServiceUnavailableError;
 }
 
 /** The final handler of a route, once admitted and its body read: validate, run, serialize. */
@@ -185,7 +194,11 @@ export function routeHandler(route: AnyRoute) {
         if (!ctx.signal.aborted) ctx.log.error({ err: error }, 'error after the response started');
         return;
       }
-      if (ctx.signal.aborted && !(ctx.signal.reason instanceof GatewayTimeoutError)) return; // client gone
+      if (ctx.signal.aborted) {
+        // Answered by the abort (the deadline, a shutdown) as it came, or the client is gone.
+        if (answersAbort(ctx.signal.reason)) next(ctx.signal.reason);
+        return;
+      }
       next(error);
     }
   };

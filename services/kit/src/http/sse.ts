@@ -1,13 +1,14 @@
 import type { Request, Response } from 'express';
-import { GatewayTimeoutError, HttpError } from '../errors.js';
+import { HttpError } from '../errors.js';
 import { requestContext } from './context.js';
+import { answersAbort } from './route.js';
 
 /**
  * Server-sent events for a route handler: the headers proxies need to pass a stream through,
  * `data:` framing (multi-line safe), heartbeat comments so idle connections stay open, and the
  * terminal `data: [DONE]`. The request's signal ties it together: when the client goes away or the
  * deadline passes, `signal` aborts so the producer stops, and a deadline ends the stream with an
- * error event.
+ * error event, as does a shutdown whose grace period ended.
  */
 export interface SseStream {
   readonly signal: AbortSignal;
@@ -95,7 +96,7 @@ export function openSse(req: Request, res: Response, options: SseOptions = {}): 
     },
   };
   const onAbort = (): void => {
-    if (ctx.signal.reason instanceof GatewayTimeoutError) stream.fail(ctx.signal.reason);
+    if (answersAbort(ctx.signal.reason)) stream.fail(ctx.signal.reason);
     else end();
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
