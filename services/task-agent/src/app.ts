@@ -228,30 +228,41 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
   const built = poolIfBuilt();
   if (built === undefined) throw new Error('the routes were not built');
   const pool: WorkerPool = built;
-  const lifecycle = { closed: false };
-  // A function, not the field: the store may be closed while `openStore()` is awaited.
-  const isClosed = (): boolean => lifecycle.closed;
+  // close() may begin at any await of open(): open() looks after each one and stops there, and
+  // close() waits for it to settle before stopping what it started.
+  const closing = new AbortController();
+  const isClosed = (): boolean => closing.signal.aborted;
+  const closed = new Promise<undefined>((resolve) =>
+    closing.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+  );
   let starting: Promise<void> | undefined;
 
   async function open(): Promise<void> {
-    for (let attempt = 1; !lifecycle.closed; attempt++) {
+    for (let attempt = 1; !isClosed(); attempt++) {
       try {
-        const opened = await openStore();
-        if (isClosed()) {
-          await opened.close();
+        const pending = openStore();
+        const opened = await Promise.race([pending, closed]);
+        if (opened === undefined || isClosed()) {
+          // Closed while opening: close the store when (if) it opens, without holding close() up.
+          void pending.then((s) => s.close()).catch(() => undefined);
           return;
         }
         store = opened;
         break;
       } catch (error) {
+        if (isClosed()) return;
         const why = error instanceof Error ? error.message : String(error);
         readiness.setNotReady(`the store cannot be opened: ${why}`);
         logger.error({ err: error, attempt }, 'opening the store failed; retrying');
-        await sleep(Math.min(MAX_OPEN_BACKOFF_MS, 250 * 2 ** attempt));
+        // The wait ends at once when close() begins.
+        await sleep(Math.min(MAX_OPEN_BACKOFF_MS, 250 * 2 ** attempt), undefined, {
+          signal: closing.signal,
+        }).catch(() => undefined);
       }
     }
-    if (store === undefined) return;
+    if (store === undefined || isClosed()) return;
     await store.saveSkills(skills.map(skillEntry));
+    if (isClosed()) return;
     monitor.start();
     pool.start();
     readiness.setReady();
@@ -272,10 +283,11 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
     pool,
     start: () => (starting ??= open()),
     close: async () => {
-      lifecycle.closed = true;
+      closing.abort();
       readiness.setNotReady('shutting down');
-      monitor.stop();
+      // Whatever open() had reached, it started nothing after this point.
       await starting?.catch(() => undefined);
+      monitor.stop();
       await pool.stop();
       await store?.close();
     },
