@@ -8,7 +8,6 @@ import {
   loggableUrl,
   NotFoundError,
   PayloadTooLargeError,
-  ServiceUnavailableError,
   TooManyRequestsError,
   UnsupportedMediaTypeError,
   ValidationError,
@@ -25,6 +24,7 @@ import type {
   TaskListBody,
 } from '@clinicalsuite/task-agent/store';
 import {
+  AgentNotReadyError,
   AgentTimeoutError,
   AgentUnavailableError,
   type AgentBackend,
@@ -324,7 +324,7 @@ export class AgentClient implements AgentBackend {
       case 503: {
         // The agent is up but cannot do this now (its LLM is down, it is shutting down): its reason.
         const after = Number(res.headers.get('retry-after') ?? '5');
-        return new ServiceUnavailableError(
+        return new AgentNotReadyError(
           `The task agent at ${this.displayUrl} is not available (503): ${said}`,
           Number.isFinite(after) ? after : 5,
         );

@@ -1,3 +1,4 @@
+import { ServiceUnavailableError } from '@clinicalsuite/kit';
 import type {
   LogsBody,
   RunsBody,
@@ -81,5 +82,17 @@ export class AgentTimeoutError extends Error {
   ) {
     super(message, options);
     this.name = 'AgentTimeoutError';
+  }
+}
+
+/**
+ * The agent was reached and answered 503: up but not ready (starting, its store opening, draining
+ * for a shutdown) or unable to do this now (its LLM is down). Its data is in the store all the
+ * same, so a read is answered from there as when it is offline; other actions pass the 503 on.
+ */
+export class AgentNotReadyError extends ServiceUnavailableError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, retryAfterSeconds);
+    this.name = 'AgentNotReadyError';
   }
 }

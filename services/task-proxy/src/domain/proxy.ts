@@ -1,12 +1,19 @@
 import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError } from '@clinicalsuite/kit';
 import type { ActionRequest } from '../schemas/actions.js';
 import { READ_ACTIONS } from '../schemas/actions.js';
-import { AgentTimeoutError, AgentUnavailableError, type AgentBackend, type TaskBackend } from './backend.js';
+import {
+  AgentNotReadyError,
+  AgentTimeoutError,
+  AgentUnavailableError,
+  type AgentBackend,
+  type TaskBackend,
+} from './backend.js';
 
 /**
  * One action, online or offline. Online (the agent's /health answered 200 at the last probe) the
  * agent answers; when a call finds it unreachable the proxy goes offline at once and a read is
- * answered from the store instead (a write too when it certainly did not reach the agent). Offline,
+ * answered from the store instead (a write too when it certainly did not reach the agent), as is a
+ * read the agent refuses with 503 (starting, draining for a shutdown). Offline,
  * the store answers reads, `create_task` is queued in the store (the agent runs it when back),
  * `cancel_task` and `clear_history` are applied there, and `chat` is refused with 503. A call the
  * agent does not answer in time is a 504 and leaves the agent online: it was reached, it is slow
@@ -46,6 +53,10 @@ export async function runAction(
       return { body: await fromAgent(request, deps.agent, signal), source: 'agent' };
     } catch (error) {
       if (error instanceof AgentTimeoutError) throw timedOut(request.action, error);
+      // Reached but not ready (starting, draining): its data is in the store all the same. The
+      // agent is not marked offline: its probe says when it is, and writes still wait for it.
+      if (error instanceof AgentNotReadyError && READ_ACTIONS.has(request.action) && deps.store !== undefined)
+        return fromStore(request, deps, error.message, signal);
       if (!(error instanceof AgentUnavailableError)) throw error;
       deps.markOffline(error.message);
       const safe = READ_ACTIONS.has(request.action) || !error.delivered;
