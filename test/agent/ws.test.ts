@@ -199,4 +199,43 @@ describe('against a scripted LLM', () => {
       await short.close();
     }
   });
+
+  it('the deadline passing while a fragment waits on a client that does not read: an error frame (504), then [DONE]', async () => {
+    const slow = await startAgent({
+      LLM_URL: scripted.url,
+      REQUEST_TIMEOUT_MS: '1000',
+      AGENT_LLM_FIRST_BYTE_TIMEOUT_MS: '60000',
+      AGENT_LLM_PROBE_MS: '600000',
+    });
+    try {
+      // 32 MiB of reply in 4 KiB fragments: more than the loopback socket buffers hold, so the agent
+      // waits on the client, with fragments already read from the LLM (several to a read) pending.
+      scripted.script = {
+        kind: 'reply',
+        text: '',
+        fragments: Array<string>(8192).fill('y'.repeat(4096)),
+      };
+      const ws = new WebSocket(`${slow.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+      const got = frames(ws, (f) => f.at(-1) === '[DONE]');
+      await opened(ws);
+      ws.send(JSON.stringify({ message: 'hello', language: 'en', force_intent: 'chat' }));
+      ws.pause(); // stop reading
+      await new Promise((resolve) => setTimeout(resolve, 2000)); // past the deadline
+      ws.resume();
+      const all = await Promise.race([
+        got,
+        new Promise<string[]>((resolve) => setTimeout(() => resolve(['(no [DONE] within 10 s)']), 10_000)),
+      ]);
+      ws.close();
+      expect(all.at(-1)).toBe('[DONE]');
+      const error = JSON.parse(all.at(-2)!) as { type: string; status: number; code: string };
+      expect(error).toMatchObject({ type: 'error', status: 504 });
+      // Cut short: fewer fragments than the reply had, and no session kept the partial reply.
+      expect(all.length - 4).toBeLessThan(8192);
+      const meta = JSON.parse(all[1]!) as { session_id: string };
+      expect(slow.service.runtime.sessions.get(meta.session_id, Date.now())).toBeUndefined();
+    } finally {
+      await slow.close();
+    }
+  }, 30_000);
 });

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { BadRequestError } from '@clinicalsuite/kit';
+import { BadRequestError, ClientClosedRequestError } from '@clinicalsuite/kit';
 import type { IntentDecision } from '../domain/intent/index.js';
 import { systemPrompt, type LlmIntent } from '../domain/prompts.js';
 import { fitHistory } from '../domain/sessions.js';
@@ -165,7 +165,9 @@ export async function streamTurn(
   } finally {
     open.dec();
   }
-  if (signal.aborted) return;
+  // Cut short (deadline, client gone) while the sink waited: a failure, never a quiet end, so the
+  // caller ends the stream with its error (and [DONE]).
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientClosedRequestError();
   recordTurn(rt, sessionId, req.text, text, req.intent, stream.model);
   sink.end();
 }

@@ -256,7 +256,7 @@ class Connection {
         file: false,
         patient: b.patient_id !== undefined,
       });
-      const sink = this.sink();
+      const sink = this.sink(signal);
       if (isLlmIntent(decision.intent)) {
         rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
         await streamTurn(rt, llmTurnRequest(rt, input, decision.intent, decision), signal, sink, 'ws');
@@ -276,11 +276,11 @@ class Connection {
     }
   }
 
-  private sink(): FragmentSink {
+  private sink(signal: AbortSignal): FragmentSink {
     return {
       start: (meta) => this.send(JSON.stringify({ type: 'metadata', ...meta })),
-      data: (data) => this.sendAndWait(JSON.stringify({ type: 'data', data })),
-      fragment: (text) => this.sendAndWait(text),
+      data: (data) => this.sendAndWait(JSON.stringify({ type: 'data', data }), signal),
+      fragment: (text) => this.sendAndWait(text, signal),
       end: () => this.send('[DONE]'),
     };
   }
@@ -289,10 +289,21 @@ class Connection {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
   }
 
-  /** Sends and waits while the socket's buffer is full (back-pressure). */
-  private async sendAndWait(text: string): Promise<void> {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    await new Promise<void>((resolve) => this.ws.send(text, () => resolve()));
+  /**
+   * Sends and waits while the socket's buffer is full (back-pressure), but no longer than the
+   * turn: when `signal` aborts (the deadline, the socket closing) the wait ends, so the turn fails
+   * and its error frame and [DONE] are queued behind what the client has not read yet.
+   */
+  private async sendAndWait(text: string, signal: AbortSignal): Promise<void> {
+    if (this.ws.readyState !== WebSocket.OPEN || signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      this.ws.send(text, done);
+    });
   }
 
   private sendError(status: number, code: string, message: string): void {
