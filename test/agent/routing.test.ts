@@ -106,6 +106,15 @@ describe('the primary LLM dies mid-test', () => {
     expect(await attempts()).toBe(before);
   });
 
+  it('tries a forced upstream first though it cools down, and names it in fell_back_from', async () => {
+    const attempts = () =>
+      metric(agent, 'agent_upstream_requests_total', { upstream: 'alpha4_service', outcome: 'error' });
+    const before = await attempts();
+    const res = await chat(agent, { force_llm: 'alpha4_service' });
+    expect(await res.json()).toMatchObject({ model: 'beta_service', fell_back_from: ['alpha4_service'] });
+    expect(await attempts()).toBeGreaterThan(before);
+  });
+
   it('a stream falls back before its first byte', async () => {
     clock += 31_000; // cooldown over: alpha4 is tried (and fails) again
     const res = await chat(agent, { stream: true });

@@ -22,10 +22,11 @@ import {
 
 /**
  * The LLM router: the three upstreams behind one `LlmRouter`. A call goes to the upstreams in the
- * order `upstreamOrder` gives (the forced one first; code and debug to `beta3_service` first), skipping
- * those cooling down. On one upstream it retries a connection failure or a 502/503/504 with
- * exponential backoff; when that upstream still fails or times out it moves on to the next (a stream
- * too, as long as nothing reached the client) and puts the failed one in cooldown. A prompt the
+ * order `upstreamOrder` gives (the forced one first, even while it cools down; code and debug to
+ * `beta3_service` first), the others cooling down last. On one upstream it retries a connection
+ * failure or a 502/503/504 with exponential backoff; when that upstream still fails or times out
+ * it moves on to the next (a stream too, as long as nothing reached the client) and puts the failed
+ * one in cooldown. A prompt the
  * upstream refused as too long (over its context: 400/422 saying so; 413) is not tried elsewhere:
  * it is the client's (400, 413). Any other refusal (404 for an unknown model name, an unsupported
  * parameter, a refused token) is the upstream's configuration: the call falls back. When every
@@ -289,10 +290,15 @@ export class UpstreamPool implements LlmRouter {
       const u = this.upstreams.get(id);
       return u === undefined ? [] : [u];
     });
-    // Cooling upstreams are the last resort, not skipped outright.
+    // A forced upstream (force_llm) is tried first, cooling down or not: the client asked for it,
+    // and when another answers, fell_back_from names it. Among the others, cooling upstreams are
+    // the last resort, not skipped outright.
+    const forced = call.prefer ?? null;
+    const others = order.filter((u) => u.client.id !== forced);
     const candidates = [
-      ...order.filter((u) => u.cooldownUntil <= now),
-      ...order.filter((u) => u.cooldownUntil > now),
+      ...order.filter((u) => u.client.id === forced),
+      ...others.filter((u) => u.cooldownUntil <= now),
+      ...others.filter((u) => u.cooldownUntil > now),
     ];
     const failed: UpstreamId[] = [];
     const deadUrls = new Set<string>();
