@@ -11,13 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { listTasksBody, openTaskStore, statsBody } from '../../services/task-agent/src/store/index.js';
 import type { TaskStore } from '../../services/task-agent/src/store/types.js';
 import { QUEUED_MESSAGE } from '../../services/task-proxy/src/domain/proxy.js';
+import { deferred } from '../kit/helpers.js';
 import { closedPort } from '../patient-sim/helpers.js';
 import {
   ALICE,
   BOB,
   metricValue,
   ProxyClient,
+  sleep,
   startProxy,
+  until,
   writeUsersFile,
   type Encoding,
   type ProxyTestServer,
@@ -280,6 +283,65 @@ describe('rate limit under a burst', () => {
     const after = await client.login({ username: 'trudy', password: 'again' });
     expect(after.status).toBe(429);
     expect(Number(after.headers.get('retry-after'))).toBeGreaterThan(800);
+  });
+});
+
+describe('sign-ins past the queue of password checks', () => {
+  it('shows a browser the sign-in page with the 429 message, answers an API client JSON, and counts both', async () => {
+    const busy = await startProxy({
+      TASK_AGENT_URL: agentUrl,
+      TASK_PROXY_USERS_FILE: usersFile,
+      TASK_PROXY_LOGIN_CONCURRENCY: '1',
+      MAX_CONCURRENCY: '100', // past the login queue's 64, so that queue is what fills
+      TASK_PROXY_LOGIN_MAX_FAILURES: '1000',
+      TASK_PROXY_LOGIN_MAX_FAILURES_PER_IP: '1000',
+    });
+    // Every password check waits until the test lets it go: 1 in work, 64 waiting fill the queue.
+    const hold = deferred();
+    const users = busy.service.users;
+    const check = users.check.bind(users);
+    const refresh = users.refresh.bind(users);
+    let arrived = 0;
+    users.refresh = () => {
+      arrived += 1;
+      return refresh();
+    };
+    users.check = async (username, password) => {
+      await hold.promise;
+      return check(username, password);
+    };
+    try {
+      const api = new ProxyClient(busy.url);
+      const held = Array.from({ length: 65 }, (_, i) => api.login({ username: `user${i}`, password: 'x' }));
+      await until(() => Promise.resolve(arrived === 65 ? true : undefined));
+      await sleep(50);
+      const before = await metricValue(busy.url, 'task_proxy_sign_ins_total', { outcome: 'rate_limited' });
+
+      const browser = new ProxyClient(busy.url, { headers: { accept: 'text/html,*/*;q=0.8' } });
+      const page = await browser.login({ username: 'bob', password: 'whatever' });
+      expect(page.status).toBe(429);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(Number(page.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const html = String(page.body['html']);
+      expect(html).toContain('role="alert"');
+      expect(html).toMatch(/Too many (requests|sign-ins)/);
+      expect(html).toContain('name="password"');
+      expect(html).not.toContain('whatever');
+
+      const json = await api.login({ username: 'bob', password: 'whatever' });
+      expect(json.status).toBe(429);
+      expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(String(json.body['detail'])).toMatch(/Too many/);
+
+      expect(await metricValue(busy.url, 'task_proxy_sign_ins_total', { outcome: 'rate_limited' })).toBe(
+        before + 2,
+      );
+      hold.resolve();
+      expect((await Promise.all(held)).map((a) => a.status)).toEqual(Array.from({ length: 65 }, () => 401));
+    } finally {
+      hold.resolve();
+      await busy.close();
+    }
   });
 });
 

@@ -120,7 +120,17 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
             // A broken users file after a good one: the users read before stay.
             log.error({ err: error }, 'users file not re-read; the users read before stay');
           });
-          const release = await rt.loginGate.acquire(signal);
+          let release: () => void;
+          try {
+            release = await rt.loginGate.acquire(signal);
+          } catch (error) {
+            // The queue of password checks is full, or no check slot came free in time: a 429
+            // like the rate limit's, shown to a browser on the sign-in page and counted alike.
+            if (!(error instanceof TooManyRequestsError) || signal.aborted) throw error;
+            log.warn({ ip: address }, 'sign-in refused: too many sign-ins being checked');
+            refuse('rate_limited', error);
+            return undefined;
+          }
           try {
             result = USERNAME.test(username)
               ? await rt.users.check(username, password)
