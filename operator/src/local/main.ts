@@ -14,6 +14,7 @@ import {
   TOKEN_ENV_NAMES,
   type Suite,
 } from '../api/v1alpha1/index.js';
+import { clusterOnlyEnv } from '../plan/service-env.js';
 import { readConfig, type RunnerConfig } from './config.js';
 import { planLocal, type ProcessSpec } from './plan.js';
 import { Runner, type ModelStep } from './runner.js';
@@ -45,11 +46,19 @@ async function loadSuite(file: string): Promise<Suite> {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0)
     throw new UsageError(`${file} is not valid YAML:\n${doc.errors.map((e) => e.message).join('\n')}`);
+  let suite: Suite;
   try {
-    return parseSuite(doc.toJS());
+    suite = parseSuite(doc.toJS());
   } catch (error) {
     throw new UsageError(`${file}: ${(error as Error).message}`);
   }
+  const referenced = clusterOnlyEnv(suite);
+  if (referenced.length > 0)
+    throw new UsageError(
+      `${file}: ${referenced.join(', ')} take their value from a Secret or ConfigMap (valueFrom), ` +
+        'which only Kubernetes resolves: give the local runner a value instead',
+    );
+  return suite;
 }
 
 /** The kit's model store, loaded only now so that a runner without it still runs what needs no model. */

@@ -6,7 +6,13 @@
  * Pure: a function of the parsed suite and the arguments.
  */
 import { isAbsolute, posix } from 'node:path';
-import { COMPONENTS, effectiveDependsOn, type ComponentKey, type Suite } from '../api/v1alpha1/index.js';
+import {
+  COMPONENT_KEYS,
+  COMPONENTS,
+  effectiveDependsOn,
+  type ComponentKey,
+  type Suite,
+} from '../api/v1alpha1/index.js';
 
 /** Model files by manifest id, relative to the models directory (the kit's MODEL_MANIFEST fits). */
 export type ModelFiles = Readonly<Record<string, { readonly file: string }>>;
@@ -201,6 +207,29 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   for (const dep of effectiveDependsOn(suite.spec.services, key))
     env[COMPONENTS[dep].urlEnv] = input.urlOf(dep);
   Object.assign(env, input.storeEnv);
-  for (const { name, value } of spec?.env ?? []) env[name] = value;
-  return env;
+  const referenced = new Set<string>();
+  for (const e of spec?.env ?? []) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else referenced.add(e.name);
+  }
+  // A reference (valueFrom) is resolved by the kubelet on the container itself, never copied here;
+  // it replaces whatever the suite would set under that name.
+  return referenced.size === 0
+    ? env
+    : Object.fromEntries(Object.entries(env).filter(([n]) => !referenced.has(n)));
+}
+
+/**
+ * The spec's env entries of enabled components that take their value from a Secret or ConfigMap
+ * (`valueFrom`), as `spec.services.<key>.env[<i>] (<NAME>)`: only Kubernetes resolves them, so the
+ * local runner refuses a suite that has any.
+ */
+export function clusterOnlyEnv(suite: Suite): string[] {
+  return COMPONENT_KEYS.flatMap((key) => {
+    const spec = suite.spec.services[key];
+    if (spec?.enabled !== true) return [];
+    return spec.env.flatMap((e, i) =>
+      e.valueFrom === undefined ? [] : [`spec.services.${key}.env[${i}] (${e.name})`],
+    );
+  });
 }

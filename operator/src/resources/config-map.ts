@@ -5,11 +5,13 @@
  * A component that reads another's store (the task proxy, the task agent's) gets the owner's
  * shared store variable (DATABASE_URL) when the owner's spec env sets it. The owner's embedded
  * SQLite file lives in its own pod and cannot be shared, so otherwise the reader has no store:
- * see {@link storeWarnings}.
+ * see {@link storeWarnings}. A DATABASE_URL taken from a Secret (`valueFrom`) is in neither
+ * ConfigMap: both containers get the reference (env.ts).
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
 import { usersFileEnv } from './auth.js';
+import { referencedEnv } from './env.js';
 import { componentMetadata } from './metadata.js';
 import { plannedModel, plannedProjector } from './model.js';
 import { objectName } from './names.js';
@@ -60,6 +62,7 @@ export function storeWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarni
   if (owner === undefined || owner === key) return [];
   const shared = COMPONENTS[owner].sharedStoreEnv;
   if (shared === undefined || configData(suite, key)[shared] !== undefined) return [];
+  if (referencedEnv(suite, key).some((e) => e.name === shared)) return [];
   return [
     {
       reason: 'NoSharedStore',

@@ -22,8 +22,10 @@ export function usesEmbeddedStore(suite: OwnedSuite, key: ComponentKey): boolean
   const shared = COMPONENTS[key].sharedStoreEnv;
   if (shared === undefined) return false;
   // An empty value names no database (the store wiring treats it as unset): keep a volume then too.
-  const value = suite.spec.services[key]?.env.find((e) => e.name === shared)?.value;
-  return value === undefined || value === '';
+  const entry = suite.spec.services[key]?.env.find((e) => e.name === shared);
+  // A reference to a Secret or ConfigMap key names a database the kubelet reads when the pod starts.
+  if (entry?.valueFrom !== undefined) return false;
+  return entry?.value === undefined || entry.value === '';
 }
 
 /** The name of the PVC the operator creates for `key`'s data: `<suite>-<dir>-data`. */

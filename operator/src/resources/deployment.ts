@@ -1,7 +1,7 @@
 /**
  * A component's Deployment: one container running `node services/<dir>/dist/main.js` from the
  * suite's image (the `-cuda` variant on a CUDA profile), its env from the ConfigMap and the token
- * Secrets, resources and placement from its profile, the model volume filled by an init container,
+ * Secrets (and the spec's Secret or ConfigMap references), resources and placement from its profile, the model volume filled by an init container,
  * the data volume (a PVC for an embedded store, see data.ts), a users Secret mounted read-only (the
  * task proxy, when spec.auth names one), the restricted security context, probes on /livez and
  * /readyz, and the config-hash annotation.
@@ -10,6 +10,7 @@ import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { tokenEnv, usersVolume } from './auth.js';
 import { configData } from './config-map.js';
 import { podData, type PodData } from './data.js';
+import { fetchEnv, mergeEnv, referencedEnv } from './env.js';
 import { configHash } from './hash.js';
 import { componentLabels, selectorLabels } from './labels.js';
 import { componentMetadata } from './metadata.js';
@@ -86,9 +87,9 @@ export function buildDeployment(
   const { pullPolicy, pullSecrets } = suite.spec.image;
   const model = podModel(suite, key);
   const data = podData(suite, key);
-  const env = tokenEnv(suite, key);
+  const env = mergeEnv(tokenEnv(suite, key), referencedEnv(suite, key));
   const users = usersVolume(suite, key);
-  const initContainers = fetchModelContainer(model, image, pullPolicy);
+  const initContainers = fetchModelContainer(model, image, pullPolicy, fetchEnv(suite, key));
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

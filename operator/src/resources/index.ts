@@ -3,6 +3,7 @@ export * from './auth.js';
 export * from './config-map.js';
 export * from './data.js';
 export * from './deployment.js';
+export * from './env.js';
 export * from './hash.js';
 export * from './labels.js';
 export * from './metadata.js';

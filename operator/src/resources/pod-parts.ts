@@ -5,7 +5,16 @@
 import type { PodData } from './data.js';
 import { MODEL_CLI, type PodModel } from './model.js';
 import { DATA_DIR, MODELS_DIR, PORT_NAME, RUN_AS_USER, TMP_DIR } from './types.js';
-import type { Container, PodSecurityContext, Probe, SecurityContext, Volume, VolumeMount } from './wire.js';
+import { mergeEnv } from './env.js';
+import type {
+  Container,
+  EnvVar,
+  PodSecurityContext,
+  Probe,
+  SecurityContext,
+  Volume,
+  VolumeMount,
+} from './wire.js';
 
 export function podSecurityContext(): PodSecurityContext {
   return {
@@ -73,10 +82,16 @@ export function volumeMounts(model: PodModel): VolumeMount[] {
 /**
  * `fetch-model` (and `fetch-<id>` for a component's further models): the model store CLI writes
  * the model into the volume (read-write here only) and exits 0 at once when a verified file is
- * already there. HOME points at /tmp for the tools it may
- * run (pip sources); everything else is the same image and security context as the service.
+ * already there. HOME points at /tmp for the tools it may run (pip sources), then the spec's
+ * `model.fetchEnv` (HF_TOKEN from a Secret for a gated model, a proxy); everything else is the same
+ * image and security context as the service.
  */
-export function fetchModelContainer(model: PodModel, image: string, pullPolicy: string): Container[] {
+export function fetchModelContainer(
+  model: PodModel,
+  image: string,
+  pullPolicy: string,
+  fetchEnv: readonly EnvVar[] = [],
+): Container[] {
   if (model.claimName === null) return [];
   const fetches = [
     ...(model.fetchArgs === null ? [] : [{ name: 'fetch-model', args: model.fetchArgs }]),
@@ -87,7 +102,8 @@ export function fetchModelContainer(model: PodModel, image: string, pullPolicy: 
     image,
     imagePullPolicy: pullPolicy,
     command: ['node', MODEL_CLI, ...args],
-    env: [{ name: 'HOME', value: TMP_DIR }],
+    // A copy per container: shared objects would render as YAML anchors.
+    env: mergeEnv([{ name: 'HOME', value: TMP_DIR }], structuredClone(fetchEnv)),
     resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
     securityContext: containerSecurityContext(),
     volumeMounts: [

@@ -33,10 +33,16 @@ export interface ResourceRequirements {
   requests?: Labels;
 }
 
+export interface KeyRef {
+  name: string;
+  key: string;
+  optional?: boolean;
+}
+
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef: { name: string; key: string } };
+  valueFrom?: { secretKeyRef: KeyRef } | { configMapKeyRef: KeyRef };
 }
 
 export interface Probe {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
+import { buildCrd } from '../../../operator/src/api/v1alpha1/crd.js';
 import {
   ClinicalSuiteSchema,
   parseSuite,
@@ -327,5 +328,56 @@ describe('ClinicalSuite schema: fit for a CRD', () => {
     );
     expect(patterns?.length).toBeGreaterThan(5);
     for (const pattern of patterns ?? []) expect(pattern).not.toMatch(/\(\?[=!<]|\\\\[1-9]/);
+  });
+});
+
+describe('ClinicalSuite schema: env from Secrets and ConfigMaps', () => {
+  const secretRef = { secretKeyRef: { name: 'db', key: 'url' } };
+
+  it('takes valueFrom a Secret or ConfigMap key, for service env and model.fetchEnv', () => {
+    const parsed = parseSuite(
+      suite({
+        services: {
+          taskAgent: { enabled: true, replicas: 2, env: [{ name: 'DATABASE_URL', valueFrom: secretRef }] },
+          medllm: {
+            model: {
+              fetchEnv: [
+                {
+                  name: 'HF_TOKEN',
+                  valueFrom: { secretKeyRef: { name: 'hf', key: 'token', optional: true } },
+                },
+                { name: 'HF_ENDPOINT', valueFrom: { configMapKeyRef: { name: 'mirror', key: 'url' } } },
+                { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    expect(parsed.spec.services.taskAgent?.env).toEqual([{ name: 'DATABASE_URL', valueFrom: secretRef }]);
+    expect(parsed.spec.services.medllm?.model?.fetchEnv).toHaveLength(3);
+  });
+
+  it.each([
+    [{ name: 'A', value: 'x', valueFrom: secretRef }, 'set exactly one of value and valueFrom'],
+    [{ name: 'A' }, 'set exactly one of value and valueFrom'],
+    [{ name: 'A', valueFrom: {} }, 'set exactly one of secretKeyRef and configMapKeyRef'],
+    [
+      { name: 'A', valueFrom: { ...secretRef, configMapKeyRef: { name: 'c', key: 'k' } } },
+      'set exactly one of secretKeyRef and configMapKeyRef',
+    ],
+    [{ name: 'A', valueFrom: { secretKeyRef: { name: 'db' } } }, 'valueFrom.secretKeyRef.key: required'],
+    [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'x' } } }, 'fieldRef'],
+  ])('refuses env %j (%s)', (entry, expected) => {
+    expect(issuesOf(suite({ services: { llm: { env: [entry] } } })).join('\n')).toContain(expected);
+    expect(issuesOf(suite({ services: { llm: { model: { fetchEnv: [entry] } } } })).join('\n')).toContain(
+      expected,
+    );
+  });
+
+  it('says both and neither in the CRD too (CEL)', () => {
+    const crd = JSON.stringify(buildCrd());
+    expect(crd).toContain('"rule":"has(self.value) != has(self.valueFrom)"');
+    expect(crd).toContain('"rule":"has(self.secretKeyRef) != has(self.configMapKeyRef)"');
   });
 });

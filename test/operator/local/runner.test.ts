@@ -254,6 +254,17 @@ describe('local runner (real processes)', () => {
     expect(h.stderr()).toContain('spec.services.agent.dependsOn[0]: "stt" is not enabled');
   });
 
+  it('refuses env taken from a Secret (valueFrom), which only Kubernetes resolves, with exit code 2', async () => {
+    const h = await run({
+      dirs: [],
+      services: {
+        llm: { enabled: true, env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+      },
+    });
+    expect(await h.exited).toEqual({ code: 2, signal: null });
+    expect(h.stderr()).toContain('spec.services.llm.env[0] (X) take their value from a Secret or ConfigMap');
+  });
+
   it('says so and exits 0 when nothing is enabled; exits 2 on a missing file', async () => {
     const h = await run({ dirs: [], services: { llm: { enabled: false } } });
     expect(await h.exited).toEqual({ code: 0, signal: null });

@@ -44,6 +44,101 @@ const modelFile = z
 
 const sha256 = z.string().regex(p.SHA256, { error: 'must be 64 lowercase hex digits' });
 
+/** Env vars the runtime owns: the address the service listens on must be the one others are told. */
+export const RESERVED_ENV: readonly string[] = ['PORT', 'HOST'];
+
+const keyRef = (kind: 'Secret' | 'ConfigMap') =>
+  z
+    .strictObject({
+      name: z
+        .string()
+        .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
+        .describe(`${kind} name, in the suite's namespace.`),
+      key: z
+        .string()
+        .regex(p.SECRET_KEY, { error: `must be a valid ${kind} key` })
+        .describe(`Key in the ${kind}.`),
+      optional: z
+        .boolean()
+        .optional()
+        .describe(`Start the container even when the ${kind} or the key is missing (the variable is unset).`),
+    })
+    .describe(
+      `A key of a ${kind}, as Kubernetes' ${kind === 'Secret' ? 'secretKeyRef' : 'configMapKeyRef'}.`,
+    );
+
+const ONE_KEY_REF = 'set exactly one of secretKeyRef and configMapKeyRef';
+const ONE_VALUE = 'set exactly one of value and valueFrom';
+
+export const EnvVarSourceSchema = z
+  .strictObject({
+    secretKeyRef: keyRef('Secret').optional(),
+    configMapKeyRef: keyRef('ConfigMap').optional(),
+  })
+  .refine((v) => (v.secretKeyRef === undefined) !== (v.configMapKeyRef === undefined), { error: ONE_KEY_REF })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: 'has(self.secretKeyRef) != has(self.configMapKeyRef)', message: ONE_KEY_REF },
+    ],
+  })
+  .describe(
+    "Where the value comes from, read by the kubelet when the pod starts (a Secret's or ConfigMap's " +
+      "key in the suite's namespace): it is set on the container and never copied into a ConfigMap. " +
+      'A change of the Secret reaches running pods when they restart.',
+  );
+
+const envVarName = z
+  .string()
+  .regex(p.ENV_NAME, { error: 'must be letters, digits and "_", not starting with a digit' });
+
+function envVarSchema(reserved: readonly string[], what: string) {
+  const reservedRules =
+    reserved.length === 0
+      ? []
+      : [
+          {
+            rule: `!(self.name in [${reserved.map((n) => `'${n}'`).join(', ')}])`,
+            message: `${reserved.join(' and ')} are set by the suite`,
+          },
+        ];
+  return z
+    .strictObject({
+      name: (reserved.length === 0
+        ? envVarName
+        : envVarName.refine((name) => !reserved.includes(name), {
+            error: `${reserved.join(' and ')} are set by the suite`,
+          })
+      ).describe(
+        reserved.length === 0
+          ? 'Variable name.'
+          : `Variable name; not ${reserved.join(' or ')}, which the suite sets.`,
+      ),
+      value: z.string().optional().describe('Variable value (plain text: put secrets in valueFrom).'),
+      valueFrom: EnvVarSourceSchema.optional(),
+    })
+    .refine((e) => (e.value === undefined) !== (e.valueFrom === undefined), { error: ONE_VALUE })
+    .meta({
+      'x-kubernetes-validations': [
+        ...reservedRules,
+        { rule: 'has(self.value) != has(self.valueFrom)', message: ONE_VALUE },
+      ],
+    })
+    .describe(what);
+}
+
+export const EnvVarSchema = envVarSchema(
+  RESERVED_ENV,
+  'An environment variable, a value or a reference to a Secret or ConfigMap key; it wins over the ' +
+    'variables the suite sets (but PORT and HOST).',
+);
+
+/** An env var of the model-fetch init containers (HF_TOKEN, HF_ENDPOINT, HTTPS_PROXY …). */
+export const FetchEnvVarSchema = envVarSchema(
+  [],
+  'An environment variable of the model-fetch init containers, a value or a reference to a Secret ' +
+    'or ConfigMap key.',
+);
+
 /** Components whose model has a multimodal projector (a `projectorEnv` in the catalogue). */
 export const PROJECTOR_COMPONENTS: readonly ComponentKey[] = COMPONENT_KEYS.filter(
   (key) => COMPONENTS[key].projectorEnv !== undefined,
@@ -125,6 +220,16 @@ export const ModelSpecSchema = z
       .optional()
       .describe('Use this PersistentVolumeClaim (already holding the model) instead of creating one.'),
     projector: ProjectorSpecSchema.optional(),
+    fetchEnv: z
+      .array(FetchEnvVarSchema)
+      .max(32)
+      .refine((env) => new Set(env.map((e) => e.name)).size === env.length, { error: 'names must be unique' })
+      .optional()
+      .describe(
+        'Environment of the init containers that fetch the model (Kubernetes only; the local runner ' +
+          'fetches with its own environment): HF_TOKEN from a Secret for a gated hf:// model, HF_ENDPOINT, ' +
+          'HTTPS_PROXY … Never given to the service itself.',
+      ),
   })
   .refine((m) => m.existingClaim === undefined || (m.storageClass === undefined && m.size === undefined), {
     error: 'existingClaim cannot be combined with storageClass or size',
@@ -218,27 +323,6 @@ export const DataStorageSchema = z
       'DATABASE_URL the store is shared, /data is an emptyDir and this is unused. Kubernetes only: the ' +
       'local runner keeps data under its home directory.',
   );
-
-/** Env vars the runtime owns: the address the service listens on must be the one others are told. */
-export const RESERVED_ENV: readonly string[] = ['PORT', 'HOST'];
-
-export const EnvVarSchema = z
-  .strictObject({
-    name: z
-      .string()
-      .regex(p.ENV_NAME, { error: 'must be letters, digits and "_", not starting with a digit' })
-      .refine((name) => !RESERVED_ENV.includes(name), {
-        error: `${RESERVED_ENV.join(' and ')} are set by the suite`,
-      })
-      .describe(`Variable name; not ${RESERVED_ENV.join(' or ')}, which the suite sets.`),
-    value: z.string().default('').describe('Variable value.'),
-  })
-  .meta({
-    'x-kubernetes-validations': [
-      { rule: "!(self.name in ['PORT', 'HOST'])", message: 'PORT and HOST are set by the suite' },
-    ],
-  })
-  .describe('An environment variable; it wins over the variables the suite sets (but PORT and HOST).');
 
 const serviceValidations = [
   {
