@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { RunRequestSchema, SessionIdSchema } from '../../services/agent/src/schemas/api.js';
 import { OcrFormSchema, TranscribeFormSchema } from '../../services/agent/src/schemas/subservices.js';
+import { SessionIdSchema as SimSessionIdSchema } from '../../services/patient-sim/src/schemas/api.js';
 
 // Multipart booleans as clients send them: a Python client's form sends True/False.
 
@@ -31,5 +33,35 @@ describe('multipart booleans', () => {
     expect(bad.error?.issues).toEqual([
       expect.objectContaining({ path: ['analyze'], message: 'must be true or false' }),
     ]);
+  });
+});
+
+// A patient_sim turn hands the agent's session id to the patient simulator as its own: every id the
+// agent takes must be one the simulator takes, or /run answers the simulator's 422.
+describe('session ids', () => {
+  const ids = [
+    'a',
+    '7',
+    'ward-3.bed:7_a',
+    'd7c5088e-4d49-4287-98a8-8a5f8e73ef3b',
+    'x'.repeat(128),
+    'x'.repeat(129),
+    '.hidden',
+    '_private',
+    ':scoped',
+    '-dash',
+    'a b',
+    'bệnh-nhân',
+    '',
+  ];
+  it.each(ids)('%j: the agent takes it only when the patient simulator does', (id) => {
+    expect(SessionIdSchema.safeParse(id).success).toBe(SimSessionIdSchema.safeParse(id).success);
+  });
+
+  it('refuses one starting with . _ : or -, naming session_id', () => {
+    for (const id of ['.hidden', '_private', ':scoped', '-dash']) {
+      const parsed = RunRequestSchema.safeParse({ message: 'hi', session_id: id });
+      expect(parsed.error?.issues).toEqual([expect.objectContaining({ path: ['session_id'] })]);
+    }
   });
 });

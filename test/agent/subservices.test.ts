@@ -550,6 +550,23 @@ describe('/run and /run/multipart on sub-service intents', () => {
     expect(first.data).toMatchObject({ response: first.response, session_id: first.session_id, turn: 1 });
     const second = await turn(first.session_id);
     expect(second.data).toMatchObject({ session_id: first.session_id, turn: 2 });
+    // An id of the client's: the simulator takes every id the agent does (one with . _ : -), and
+    // the agent itself refuses one the simulator would not (starting with one of them).
+    const chosen = await turn('ward-3.bed:7_a');
+    expect(chosen).toMatchObject({
+      session_id: 'ward-3.bed:7_a',
+      data: { session_id: 'ward-3.bed:7_a', turn: 1 },
+    });
+    for (const id of ['_ward', '-ward', '.ward', ':ward']) {
+      const res = await agentPost(`${agent.url}/run`, {
+        message: 'Hello',
+        force_intent: 'patient_sim',
+        patient_id: 'en-cough-chest-pain-miller',
+        session_id: id,
+      });
+      expect(res.status).toBe(422);
+      expect(JSON.stringify(await res.json())).toMatch(/session_id.*starting with a letter or a digit/);
+    }
 
     const shell = await agentPost(`${agent.url}/run`, { message: 'ls', force_intent: 'shell' });
     expect(shell.status).toBe(403);

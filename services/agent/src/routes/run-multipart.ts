@@ -11,7 +11,7 @@ import {
 import { z } from 'zod';
 import type { Subservices, Upload } from '../domain/subservices.js';
 import { INTENTS, type ConcreteIntent } from '../domain/types.js';
-import { LanguageSchema, TurnResponseSchema } from '../schemas/api.js';
+import { LanguageSchema, SessionIdSchema, TurnResponseSchema } from '../schemas/api.js';
 import { formOptional } from '../schemas/subservices.js';
 import type { IntentActions } from './actions.js';
 import { checkLength, decideIntent, dispatch, runnableIntent, type DispatchInput } from './conversation.js';
@@ -41,14 +41,7 @@ const IMAGE_EXT = /\.(jpe?g|png)$/i;
 const FieldsSchema = z.object({
   message: z.string().default(''),
   // An empty optional field (an HTML form sends the ones left blank) is absent.
-  session_id: formOptional(
-    z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
-      .optional(),
-  ),
+  session_id: formOptional(SessionIdSchema.optional()),
   language: formOptional(LanguageSchema.default('vi')),
   force_intent: formOptional(z.enum(INTENTS).optional()),
   audio: z.any().optional().describe('Audio file (WAV or MP3)'),

@@ -13,7 +13,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { z } from 'zod';
 import { isLlmIntent } from '../domain/prompts.js';
 import { INTENTS, UPSTREAM_IDS } from '../domain/types.js';
-import { LanguageSchema } from '../schemas/api.js';
+import { LanguageSchema, SessionIdSchema } from '../schemas/api.js';
 import type { IntentActions } from './actions.js';
 import {
   checkLength,
@@ -49,13 +49,7 @@ const AuthFrameSchema = z.object({ type: z.literal('auth'), token: z.string().mi
 
 export const WsMessageSchema = z.object({
   message: z.string().min(1),
-  session_id: z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(/^[A-Za-z0-9._:-]+$/)
-    .nullable()
-    .default(null),
+  session_id: SessionIdSchema.nullable().default(null),
   language: LanguageSchema.default('vi'),
   force_intent: z.enum(INTENTS).nullable().default(null),
   force_llm: z.enum(UPSTREAM_IDS).nullable().default(null),

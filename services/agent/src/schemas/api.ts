@@ -11,12 +11,18 @@ import { OpenAiMessageSchema, chatCompletionRequestSchema } from '@clinicalsuite
 export const IntentSchema = z.enum(INTENTS);
 export const LanguageSchema = z.enum(LANGUAGES).describe('Language of the reply: vi or en');
 export const UpstreamIdSchema = z.enum(UPSTREAM_IDS);
-const sessionId = z
+/**
+ * A session id a client may choose: 1 to 128 letters, digits, `.`, `_`, `:` or `-`, starting with a
+ * letter or a digit. Exactly the ids the patient simulator takes (its SESSION_ID), since a
+ * patient_sim turn hands the agent's session id to it as its own.
+ */
+export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const SessionIdSchema = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
-  .nullable()
+  .regex(SESSION_ID, 'letters, digits and . _ : -, starting with a letter or a digit');
+const sessionId = SessionIdSchema.nullable()
   .default(null)
   .describe('Continue this session (created when unknown); null starts a new one');
 const message = z.string().describe('The user message');

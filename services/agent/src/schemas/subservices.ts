@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SUBSERVICE_IDS } from '../domain/subservices.js';
 import { CONCRETE_INTENTS, LANGUAGES, UPSTREAM_IDS } from '../domain/types.js';
+import { SessionIdSchema } from './api.js';
 
 /**
  * Request and response bodies of the agent's sub-service endpoints (/transcribe, /ocr, /face, /tts,
@@ -342,10 +343,7 @@ export const PatientRequestSchema = z.object({
     .string()
     .min(1)
     .describe("The case to play (the patient simulator's GET /patients lists them)"),
-  session_id: z
-    .string()
-    .min(1)
-    .nullable()
+  session_id: SessionIdSchema.nullable()
     .default(null)
     .describe('The conversation with the simulated patient; null or unknown: a new one'),
 });
