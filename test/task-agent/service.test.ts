@@ -282,7 +282,9 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     expect(first.status).toBe(200);
     const sessionId = first.body['session_id'] as string;
     expect(typeof first.body['response']).toBe('string');
-    expect(typeof first.body['model']).toBe('string');
+    // The agent answers as itself, the name /v1/models lists, not as the LLM's model file.
+    expect(first.body['model']).toBe('task-agent');
+    expect(agent.service.monitor.status.model).not.toBe('task-agent');
     const second = await api(agent.url, 'POST', '/api/v1/chat', {
       message: 'And again',
       session_id: sessionId,
@@ -305,6 +307,7 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
       temperature: 0,
     });
     expect(whole.id).toMatch(/^chatcmpl-/);
+    expect(whole.model).toBe('task-agent');
     expect(whole.choices[0]?.finish_reason).toBe('length');
     expect(whole.usage?.completion_tokens).toBe(5);
     const stream = await client.chat.completions.create({
@@ -319,6 +322,7 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     let usage: number | undefined;
     let finish: string | null | undefined;
     for await (const chunk of stream) {
+      expect(chunk.model).toBe('task-agent');
       text += chunk.choices[0]?.delta.content ?? '';
       finish = chunk.choices[0]?.finish_reason ?? finish;
       if (chunk.usage) usage = chunk.usage.completion_tokens;

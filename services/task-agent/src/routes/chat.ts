@@ -67,7 +67,9 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           new Date(rt.now()),
         );
         rt.metrics.chatTurns.inc({ outcome: 'ok' });
-        return { response: reply, model: result.model, session_id: sessionId };
+        // The agent answers as itself (TASK_AGENT_MODEL_NAME, the one model /v1/models lists), as an
+        // OpenAI server answers with its served name: the LLM behind it is /health's llm.model.
+        return { response: reply, model: rt.config.TASK_AGENT_MODEL_NAME, session_id: sessionId };
       },
     }),
     defineRoute({
@@ -103,8 +105,9 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       path: '/v1/chat/completions',
       summary: 'OpenAI-compatible chat with the agent, streamed (SSE) or not',
       description:
-        "The agent's system prompt comes first unless the messages bring their own. `model` may be any " +
-        'name; the reply names the LLM model that answered. `stream: true` sends `chat.completion.chunk` ' +
+        "The agent's system prompt comes first unless the messages bring their own. `model` is the agent's " +
+        'name (TASK_AGENT_MODEL_NAME, as /v1/models lists it), the LLM model name, or absent; the reply ' +
+        "names the agent (the LLM behind it is /health's llm.model). `stream: true` sends `chat.completion.chunk` " +
         'events and `data: [DONE]`; `stream_options.include_usage` adds a usage chunk.',
       tags: ['openai'],
       body: AgentChatCompletionRequestSchema,
@@ -138,14 +141,14 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           ...(stop === undefined ? {} : { stop }),
           ...(body.seed === undefined ? {} : { seed: body.seed }),
         };
+        const name = rt.config.TASK_AGENT_MODEL_NAME;
         const id = `chatcmpl-${randomUUID().replace(/-/g, '')}`;
         const created = Math.floor(rt.now() / 1000);
         if (!body.stream) {
           const result = await rt.llm.complete(request, signal);
           rt.metrics.chatTurns.inc({ outcome: 'ok' });
-          return chatCompletionBody({ ...result, id, created });
+          return chatCompletionBody({ ...result, model: name, id, created });
         }
-        let model = request.model;
         let end: { finishReason: string; usage: Usage } = {
           finishReason: 'unknown',
           usage: { promptTokens: 0, completionTokens: 0 },
@@ -158,7 +161,6 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
             for (let e = first; e.done !== true; e = await events.next()) {
               if (e.value.type === 'delta') yield e.value.text;
               else {
-                model = e.value.model;
                 end = {
                   finishReason: e.value.finishReason,
                   usage: e.value.usage ?? { promptTokens: 0, completionTokens: 0 },
@@ -175,7 +177,7 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           {
             id,
             created,
-            model: () => model,
+            model: () => name,
             includeUsage: body.stream_options?.include_usage === true,
             fragments: fragments(),
             end: () => end,

@@ -170,7 +170,9 @@ export function chatRequestSchema(maxChars: number) {
 
 export const ChatResponseSchema = z.object({
   response: z.string(),
-  model: z.string(),
+  model: z
+    .string()
+    .describe('The agent’s name, TASK_AGENT_MODEL_NAME (the LLM behind it: /health’s llm.model)'),
   session_id: z.string(),
 });
 export const SessionParamsSchema = z.object({
@@ -178,7 +180,11 @@ export const SessionParamsSchema = z.object({
 });
 
 export const AgentChatCompletionRequestSchema = chatCompletionRequestSchema({
-  model: z.string().nullable().default(null).describe('Any name (the task agent answers as itself)'),
+  model: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe("The agent's name (TASK_AGENT_MODEL_NAME) or its LLM model's; the reply names the agent"),
   temperature: 0.7,
   maxTokens: 1024,
 });
