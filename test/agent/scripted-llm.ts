@@ -8,7 +8,10 @@ import type { Socket } from 'node:net';
  */
 
 export type Script =
-  /** Answers `text`; streamed in `fragments` pieces, `delayMs` apart, silent after `stallAfter`. */
+  /**
+   * Answers `text`; streamed in `fragments` pieces, `delayMs` apart, silent after `stallAfter`. Not
+   * streamed: after `delayMs`.
+   */
   | {
       readonly kind: 'reply';
       readonly text: string;
@@ -85,6 +88,7 @@ async function answer(state: ScriptedLlm, req: IncomingMessage, res: ServerRespo
     return;
   }
   if (!body.stream) {
+    if (script.delayMs !== undefined) await new Promise((r) => setTimeout(r, script.delayMs));
     json(200, {
       id: 'chatcmpl-scripted',
       object: 'chat.completion',

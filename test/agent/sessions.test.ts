@@ -29,6 +29,22 @@ describe('SessionStore', () => {
     expect(store.get('a', 2700)).toBeDefined();
   });
 
+  it('tells a turn whether the session it began on was deleted since, not when evicted or expired', () => {
+    const store = new SessionStore(1000, 1, 100);
+    const a = store.open('a', 0).session;
+    expect(store.wasDeleted(a)).toBe(false);
+    expect(store.wasDeleted(undefined)).toBe(false);
+    expect(store.delete('a')).toBe(true);
+    expect(store.wasDeleted(a)).toBe(true);
+    expect(store.delete('a')).toBe(false);
+    // A new session under the same id is another conversation: not deleted.
+    const again = store.open('a', 1).session;
+    expect(store.wasDeleted(again)).toBe(false);
+    store.open('b', 2); // evicts a (cap 1)
+    expect(store.get('a', 2)).toBeUndefined();
+    expect(store.wasDeleted(again)).toBe(false);
+  });
+
   it('drops the least recently used session past the cap', () => {
     const ended: string[] = [];
     const store = new SessionStore(60_000, 2, 100, (r) => ended.push(r));

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   AGENT_TOKEN,
+  agentAuth,
   agentGet,
   agentPost,
   metricValue,
@@ -189,5 +190,71 @@ describe('/run/multipart as an HTML form sends it', () => {
       headers: { authorization: `Bearer ${AGENT_TOKEN}` },
     });
     expect(res.status).toBe(422);
+  });
+});
+
+describe('a session deleted while its turn runs', () => {
+  let agent: AgentTestServer;
+  beforeAll(async () => {
+    agent = await startAgent({ LLM_URL: llm.url, AGENT_LLM_PROBE_MS: '600000', AGENT_MAX_SESSIONS: '2' });
+  });
+  afterAll(() => agent.close());
+
+  /** Starts a turn on `session_id` that the LLM answers in 400 ms, and runs `meanwhile` during it. */
+  async function turnDuring(
+    body: Record<string, unknown>,
+    meanwhile: () => void | Promise<void>,
+  ): Promise<Response> {
+    const reply = agentPost(`${agent.url}/chat`, { language: 'en', ...body });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await meanwhile();
+    return reply;
+  }
+
+  it('stays deleted: the reply comes, says so, and the id is gone (the delete wins)', async () => {
+    llm.script = { kind: 'reply', text: 'first' };
+    expect((await agentPost(`${agent.url}/chat`, { message: 'one', session_id: 'del-1' })).status).toBe(200);
+    llm.script = { kind: 'reply', text: 'second', delayMs: 400 };
+    const res = await turnDuring({ message: 'two', session_id: 'del-1' }, async () => {
+      expect(
+        (await fetch(`${agent.url}/sessions/del-1`, { method: 'DELETE', headers: agentAuth })).status,
+      ).toBe(200);
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      response: 'second',
+      session_id: 'del-1',
+      session_deleted: true,
+    });
+    expect((await agentGet(`${agent.url}/sessions/del-1`)).status).toBe(404);
+    expect(agent.service.runtime.sessions.get('del-1', Date.now())).toBeUndefined();
+  });
+
+  it('streamed too: the session is not brought back', async () => {
+    llm.script = { kind: 'reply', text: 'first' };
+    await agentPost(`${agent.url}/chat`, { message: 'one', session_id: 'del-2' });
+    llm.script = { kind: 'reply', text: '', fragments: ['a', 'b', 'c'], delayMs: 200 };
+    const res = await turnDuring({ message: 'two', session_id: 'del-2', stream: true }, async () => {
+      await fetch(`${agent.url}/sessions/del-2`, { method: 'DELETE', headers: agentAuth });
+    });
+    expect(await res.text()).toMatch(/data: \[DONE\]/);
+    expect((await agentGet(`${agent.url}/sessions/del-2`)).status).toBe(404);
+  });
+
+  it('evicted meanwhile (not deleted): the turn opens it again, and its id works', async () => {
+    llm.script = { kind: 'reply', text: 'first' };
+    await agentPost(`${agent.url}/chat`, { message: 'one', session_id: 'evict-1' });
+    llm.script = { kind: 'reply', text: 'second', delayMs: 400 };
+    const res = await turnDuring({ message: 'two', session_id: 'evict-1' }, () => {
+      // Two other sessions at AGENT_MAX_SESSIONS 2: evict-1 is dropped.
+      const store = agent.service.runtime.sessions;
+      store.open('other-1', Date.now());
+      store.open('other-2', Date.now());
+      expect(store.get('evict-1', Date.now())).toBeUndefined();
+    });
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ session_id: 'evict-1' });
+    expect(body).not.toHaveProperty('session_deleted');
+    expect((await agentGet(`${agent.url}/sessions/evict-1`)).status).toBe(200);
   });
 });

@@ -30,6 +30,8 @@ export type EndReason = 'deleted' | 'expired' | 'evicted';
 
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
+  /** Sessions ended by delete(): a turn that began on one does not bring it back. */
+  private readonly deleted = new WeakSet<Session>();
 
   constructor(
     private readonly ttlMs: number,
@@ -99,7 +101,20 @@ export class SessionStore {
   }
 
   delete(id: string): boolean {
-    return this.sessions.delete(id);
+    const session = this.sessions.get(id);
+    if (session === undefined) return false;
+    this.sessions.delete(id);
+    this.deleted.add(session);
+    return true;
+  }
+
+  /**
+   * Whether `session` (as a turn read it when it began) was deleted since: a delete is the intent to
+   * forget, so the turn's exchange must not re-create it. One that expired or was evicted was not
+   * deleted: the turn's success opens it again.
+   */
+  wasDeleted(session: Session | undefined): boolean {
+    return session !== undefined && this.deleted.has(session);
   }
 
   /** Live sessions, most recently used first. */

@@ -168,17 +168,18 @@ export async function dispatch(
   }
   // One id for the agent's session and the sub-service's (the patient simulator keeps its own).
   const id = input.sessionId ?? rt.newSessionId();
+  const started = rt.sessions.peek(id, rt.now());
   const reply = await action(
     { text: input.text, language: input.language, sessionId: id, patientId: input.patientId },
     signal,
     log,
   );
-  const sessionId = recordTurn(rt, id, input.text, reply.response, decision.intent, reply.model);
+  const session = recordTurn(rt, id, input.text, reply.response, decision.intent, reply.model, started);
   return {
     response: reply.response,
     intent: decision.intent,
     model: reply.model,
-    session_id: sessionId,
+    ...session,
     processing_time_ms: Math.round(performance.now() - receivedAt),
     intent_source: decision.source,
     fell_back_from: [],

@@ -102,6 +102,8 @@ export function runMultipartRoute(
         });
       checkLength(rt, message);
       const sessionId = body.session_id ?? null;
+      // The session as this turn found it: one deleted while the file is read stays deleted.
+      const started = sessionId === null ? undefined : rt.sessions.peek(sessionId, rt.now());
       const hints = { audio: audio !== undefined, image: image !== undefined };
       const decision = runnableIntent(
         await decideIntent(
@@ -174,12 +176,20 @@ export function runMultipartRoute(
       return { ...reply, data: { ...extracted, ...(reply.data ?? {}) } };
 
       function finish(response: string, done: ConcreteIntent, model: string, data: Record<string, unknown>) {
-        const id = recordTurn(rt, sessionId, message === '' ? `[${done}]` : message, response, done, model);
+        const session = recordTurn(
+          rt,
+          sessionId ?? rt.newSessionId(),
+          message === '' ? `[${done}]` : message,
+          response,
+          done,
+          model,
+          started,
+        );
         return {
           response,
           intent: done,
           model,
-          session_id: id,
+          ...session,
           processing_time_ms: Math.round(performance.now() - receivedAt),
           intent_source: decision.source,
           fell_back_from: [],

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BadRequestError, ClientClosedRequestError } from '@clinicalsuite/kit';
 import type { IntentDecision } from '../domain/intent/index.js';
 import { systemPrompt, type LlmIntent } from '../domain/prompts.js';
-import { fitHistory } from '../domain/sessions.js';
+import { fitHistory, type Session } from '../domain/sessions.js';
 import type {
   ChatMessage,
   ConcreteIntent,
@@ -46,6 +46,7 @@ export interface TurnReply {
   readonly intent: ConcreteIntent;
   readonly model: string;
   readonly session_id: string;
+  readonly session_deleted?: true;
   readonly processing_time_ms: number;
   readonly intent_source: IntentDecision['source'];
   readonly fell_back_from: UpstreamId[];
@@ -81,15 +82,19 @@ export async function sendWhole(sink: FragmentSink, reply: TurnReply): Promise<v
 interface Prepared {
   /** The session the turn belongs to: an existing one, or the id a new one will take. */
   readonly sessionId: string;
+  /** The session as the turn found it (undefined: none yet), to record into when it completes. */
+  readonly started: Session | undefined;
   readonly call: LlmCall;
   readonly trimmed: number;
 }
 
 export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
   const sessionId = req.sessionId ?? rt.newSessionId();
-  const session = req.withoutHistory ? undefined : rt.sessions.peek(sessionId, rt.now());
+  const started = rt.sessions.peek(sessionId, rt.now());
   const system = [systemPrompt(req.intent, req.language, req.system, req.targetLang)];
-  const history: ChatMessage[] = (session?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
+  const history: ChatMessage[] = req.withoutHistory
+    ? []
+    : (started?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
   const fit = fitHistory(system, history, [req.user], rt.config.AGENT_CONTEXT_TOKENS, req.maxTokens);
   if ('overBy' in fit) {
     throw new BadRequestError(
@@ -102,6 +107,7 @@ export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
   if (fit.dropped > 0) rt.metrics.historyTrimmed.inc(fit.dropped);
   return {
     sessionId,
+    started,
     trimmed: fit.dropped,
     call: {
       messages: [...system, ...fit.kept, req.user],
@@ -119,16 +125,16 @@ export async function completeTurn(
   signal: AbortSignal,
   receivedAt: number,
 ): Promise<TurnReply> {
-  const { sessionId, call, trimmed } = prepareTurn(rt, req);
+  const { sessionId, started, call, trimmed } = prepareTurn(rt, req);
   const result = await rt.router.complete(call, signal);
-  recordTurn(rt, sessionId, req.text, result.text, req.intent, result.model);
+  const session = recordTurn(rt, sessionId, req.text, result.text, req.intent, result.model, started);
   const total = performance.now() - receivedAt;
   rt.metrics.overhead.observe(Math.max(0, total - result.llmMs) / 1000);
   return {
     response: result.text,
     intent: req.intent,
     model: result.model,
-    session_id: sessionId,
+    ...session,
     processing_time_ms: Math.round(total),
     intent_source: req.decision.source,
     fell_back_from: [...result.fellBackFrom],
@@ -150,7 +156,7 @@ export async function streamTurn(
   sink: FragmentSink,
   transport: 'sse' | 'ws',
 ): Promise<void> {
-  const { sessionId, call } = prepareTurn(rt, req);
+  const { sessionId, started, call } = prepareTurn(rt, req);
   const stream = await rt.router.stream(call, signal);
   sink.start({ intent: req.intent, model: stream.model, session_id: sessionId });
   const open = rt.metrics.streamsOpen.labels({ transport });
@@ -168,24 +174,35 @@ export async function streamTurn(
   // Cut short (deadline, client gone) while the sink waited: a failure, never a quiet end, so the
   // caller ends the stream with its error (and [DONE]).
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientClosedRequestError();
-  recordTurn(rt, sessionId, req.text, text, req.intent, stream.model);
+  recordTurn(rt, sessionId, req.text, text, req.intent, stream.model, started);
   sink.end();
+}
+
+/** Where a turn's exchange went: its session, or (`session_deleted`) nowhere. */
+export interface RecordedTurn {
+  readonly session_id: string;
+  /** The session was deleted while the turn ran: the exchange was not kept, the id is gone. */
+  readonly session_deleted?: true;
 }
 
 /**
  * Records a completed turn (an LLM's, a sub-service's, the shell's): opens the session, creating it
- * when absent, and appends the exchange. Returns the session id.
+ * when absent (or expired or evicted while the turn ran), and appends the exchange. `started` is the
+ * session as the turn found it when it began (`rt.sessions.peek`): if it was deleted since, the
+ * delete wins (the clinician asked to forget the conversation) and nothing is recorded.
  */
 export function recordTurn(
   rt: AgentRuntime,
-  sessionId: string | null,
+  sessionId: string,
   text: string,
   reply: string,
   intent: ConcreteIntent,
   model: string,
-): string {
+  started: Session | undefined,
+): RecordedTurn {
+  if (rt.sessions.wasDeleted(started)) return { session_id: sessionId, session_deleted: true };
   const now = rt.now();
-  const { session, created } = rt.sessions.open(sessionId ?? rt.newSessionId(), now);
+  const { session, created } = rt.sessions.open(sessionId, now);
   if (created) rt.metrics.sessionsCreated.inc();
   rt.sessions.record(
     session,
@@ -195,7 +212,7 @@ export function recordTurn(
     ],
     now,
   );
-  return session.id;
+  return { session_id: session.id };
 }
 
 export function usageBody(u: LlmUsage): {

@@ -68,6 +68,13 @@ export const TurnResponseSchema = z.object({
   intent: z.string().describe('The intent that was carried out'),
   model: z.string().describe('The LLM identifier that answered, or the sub-service that did'),
   session_id: z.string(),
+  session_deleted: z
+    .literal(true)
+    .optional()
+    .describe(
+      'Present when the session was deleted (DELETE /sessions/{session_id}) while this turn ran: ' +
+        'the delete wins, the exchange was not kept and the session stays gone',
+    ),
   processing_time_ms: z.number().int(),
   intent_source: z.enum(['forced', 'fixed', 'rules', 'llm', 'default']),
   fell_back_from: z.array(UpstreamIdSchema).describe('LLMs that failed before `model` answered'),
