@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { buildApp, env, kitConfigSchema, loadConfig, Readiness, runMain, serve } from '@clinicalsuite/kit';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from './controller/controller.js';
-import { Reconciler } from './controller/reconcile.js';
+import { DEFAULT_RESYNC_MS, Reconciler } from './controller/reconcile.js';
 import { KubeClient } from './k8s/client.js';
 import { EventRecorder } from './k8s/events.js';
 import { LeaderElector } from './k8s/lease.js';
@@ -28,6 +28,11 @@ const configSchema = kitConfigSchema({ port: 8080, maxConcurrency: 4 }).extend({
   WORKERS: env.int({ min: 1, max: 64 }).default(2),
   /** How long a leader's lease lasts without renewal (client-go's default: 15 s). */
   LEASE_DURATION_SECONDS: env.int({ min: 2, max: 300 }).default(15),
+  /**
+   * Every suite is reconciled again this often, every object applied whatever its applied-hash,
+   * so hand edits are reverted and what no watch reports is put right; 0 turns it off.
+   */
+  RESYNC_PERIOD_SECONDS: env.int({ min: 0, max: 86_400 }).default(DEFAULT_RESYNC_MS / 1000),
 });
 
 runMain(async () => {
@@ -64,7 +69,14 @@ runMain(async () => {
   kc.loadFromDefault();
   const client = new KubeClient(kc, (verb, kind) => writes.inc({ verb, kind }));
   const controller = new Controller({
-    reconciler: new Reconciler(client, operatorConfig, undefined, undefined, new EventRecorder(client)),
+    reconciler: new Reconciler(
+      client,
+      operatorConfig,
+      undefined,
+      undefined,
+      new EventRecorder(client),
+      config.RESYNC_PERIOD_SECONDS * 1000,
+    ),
     registry: kit.metrics.registry,
     logger,
     workers: config.WORKERS,
@@ -99,5 +111,6 @@ runMain(async () => {
     kc,
     (key) => controller.queue.add(key),
     (what, error) => logger.warn({ err: error, what }, 'watch failed; restarting it'),
+    { resyncMs: config.RESYNC_PERIOD_SECONDS * 1000 },
   );
 });

@@ -15,6 +15,7 @@ import {
   missingBinaries,
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
+import { WATCHED_KINDS } from '../../operator/src/k8s/watch.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const CHART = join(REPO, 'helm', 'clinical-suite');
@@ -40,7 +41,7 @@ interface Rendered {
   };
   data?: Record<string, string>;
   spec?: Record<string, unknown>;
-  rules?: { verbs: string[]; resources: string[] }[];
+  rules?: { apiGroups: string[]; verbs: string[]; resources: string[] }[];
 }
 
 function render(...set: string[]): Rendered[] {
@@ -178,6 +179,14 @@ function render(...set: string[]): Rendered[] {
     // blockOwnerDeletion on the suite's objects needs update on its finalizers where
     // OwnerReferencesPermissionEnforcement is on (OpenShift).
     expect(rules.find((r) => r.resources.includes('clinicalsuites/finalizers'))?.verbs).toEqual(['update']);
+    // Every kind the operator watches (a deleted or edited object wakes its suite) can be listed and watched.
+    for (const kind of WATCHED_KINDS) {
+      const rule = rules.find((r) => r.apiGroups.includes(kind.group) && r.resources.includes(kind.resource));
+      expect([kind.resource, rule?.verbs]).toEqual([
+        kind.resource,
+        expect.arrayContaining(['list', 'watch']),
+      ]);
+    }
     // Leftover ServiceMonitors (monitoring switched off, a service disabled) are deleted.
     expect(rules.find((r) => r.resources.includes('servicemonitors'))?.verbs).toEqual(
       expect.arrayContaining(['get', 'list', 'create', 'patch', 'delete']),

@@ -5,7 +5,9 @@
  *
  * No-op detection: every applied object carries `clinicalsuite.ai/applied-hash`, the hash of what
  * was applied; an object whose annotation matches the desired hash is not written again, so a
- * reconcile with nothing changed makes no API writes.
+ * reconcile with nothing changed makes no API writes. A missing object is created again, and once
+ * per resync period every object is applied whatever its hash, which reverts hand edits of the
+ * fields the operator sets.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -47,6 +49,9 @@ import { observeService } from './observe.js';
 import { computeStatus, invalidSpecStatus, judgeService, type ObservedService } from './status.js';
 
 export const ANNOTATION_APPLIED_HASH = 'clinicalsuite.ai/applied-hash';
+
+/** How often every object of a suite is applied again whatever its applied-hash (10 minutes). */
+export const DEFAULT_RESYNC_MS = 10 * 60_000;
 
 /**
  * Kinds the operator creates, checked for leftovers of disabled services (and of switched-off
@@ -115,7 +120,25 @@ export class Reconciler {
     private readonly now: () => Date = () => new Date(),
     private readonly requeueMs = 10_000,
     private readonly events?: EventRecorder,
+    private readonly resyncMs = DEFAULT_RESYNC_MS,
   ) {}
+
+  /** When each suite (by uid) last had every object applied whatever its applied-hash said. */
+  private readonly fullyApplied = new Map<string, number>();
+
+  /**
+   * Whether this reconcile applies every object even where its applied-hash matches: once per
+   * `resyncMs` (counted from the first reconcile of the suite by this process). The hash says what
+   * was applied, not what is there now: a hand edit keeps the annotation, and only an apply (force,
+   * the operator's field manager) takes the fields back.
+   */
+  private fullApplyDue(suite: OwnedSuite): boolean {
+    if (this.resyncMs <= 0) return false;
+    const at = this.now().getTime();
+    const last = this.fullyApplied.get(suite.metadata.uid);
+    if (last === undefined) this.fullyApplied.set(suite.metadata.uid, at);
+    return last !== undefined && at - last >= this.resyncMs;
+  }
 
   async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
     const raw = await this.client.read<RawSuite>({
@@ -145,6 +168,7 @@ export class Reconciler {
       return { status };
     }
     await this.ensureAuthSecret(suite);
+    const full = this.fullApplyDue(suite);
 
     const observed: ObservedService[] = [];
     const desired = new Set<string>();
@@ -172,7 +196,7 @@ export class Reconciler {
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
-      const applyError = await this.applyComponent(suite, key, objects, desired);
+      const applyError = await this.applyComponent(suite, key, objects, desired, full);
       if (applyError !== undefined) {
         // Its objects stay as they are (none is a leftover); the other components go on.
         kept.add(dir);
@@ -190,6 +214,7 @@ export class Reconciler {
       if (judgeService(service).ready) ready.add(key);
     }
     await this.deleteLeftovers(suite, desired, kept);
+    if (full) this.fullyApplied.set(suite.metadata.uid, this.now().getTime());
 
     const status = computeStatus(observed, raw.status, raw.metadata.generation, this.now().toISOString());
     if (stableJson(status) !== stableJson(raw.status ?? null)) {
@@ -219,6 +244,7 @@ export class Reconciler {
     key: ComponentKey,
     objects: readonly KubeObject[],
     desired: Set<string>,
+    force: boolean,
   ): Promise<string | undefined> {
     const applied: string[] = [];
     let failure: string | undefined;
@@ -227,7 +253,7 @@ export class Reconciler {
         // A ServiceMonitor only where the Prometheus operator's CRD is installed.
         if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
         desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
-        if (await this.ensureApplied(obj as unknown as KubeObjectLike))
+        if (await this.ensureApplied(obj as unknown as KubeObjectLike, force))
           applied.push(`${obj.kind} ${obj.metadata.name}`);
       } catch (error) {
         if (obj.kind === 'ServiceMonitor' && error instanceof KubeApiError && error.status === 404) {
@@ -293,12 +319,14 @@ export class Reconciler {
     return this.serviceMonitorCrd.present;
   }
 
-  /** Applies `obj` unless the object in the cluster was applied from the same desired state. */
-  /** True when it wrote. */
-  private async ensureApplied(obj: KubeObjectLike): Promise<boolean> {
+  /**
+   * Applies `obj` unless the object in the cluster was applied from the same desired state (and
+   * `force` is off). A missing object (deleted by hand) is created again. True when it wrote.
+   */
+  private async ensureApplied(obj: KubeObjectLike, force: boolean): Promise<boolean> {
     const hash = configHash(obj);
     const current = await this.client.read<{ metadata?: { annotations?: Record<string, string> } }>(obj);
-    if (current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return false;
+    if (!force && current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return false;
     const annotations = {
       ...(obj.metadata['annotations'] as Record<string, string> | undefined),
       [ANNOTATION_APPLIED_HASH]: hash,

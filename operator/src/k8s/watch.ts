@@ -1,19 +1,24 @@
 /**
  * Informers that turn cluster changes into reconcile keys (`namespace/name` of a ClinicalSuite):
- * the suites themselves, and the objects they own (mapped to their owner through the instance
- * label). Level-triggered: what changed does not matter, only which suite to look at again.
+ * the suites themselves, and the objects they own (mapped to their owner through its controller
+ * ownerReference or the instance label), so a deleted or hand-edited object is put back; and a
+ * periodic resync of every suite. Level-triggered: what changed does not matter, only which suite
+ * to look at again.
  */
 import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   makeInformer,
+  NetworkingV1Api,
+  PolicyV1Api,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
   GROUP,
+  KIND,
   LABEL_INSTANCE,
   LABEL_MANAGED_BY,
   MANAGED_BY,
@@ -25,23 +30,106 @@ export interface Watcher {
   stop(): Promise<void>;
 }
 
+/** A watched kind of owned object: its API group (core: ""), resource and list path. */
+export interface WatchedKind {
+  readonly group: string;
+  readonly resource: string;
+  readonly path: string;
+}
+
+/**
+ * The owned kinds watched (label `managed-by`), so a deleted or edited object wakes its suite:
+ * what the operator creates (the auth Secret included) and the pods whose state status reports.
+ * ServiceMonitors are not watched (their CRD may be missing); the periodic resync restores them.
+ * The chart's ClusterRole grants list and watch on each (test/helm checks it).
+ */
+export const WATCHED_KINDS: readonly WatchedKind[] = [
+  { group: 'apps', resource: 'deployments', path: '/apis/apps/v1/deployments' },
+  { group: '', resource: 'pods', path: '/api/v1/pods' },
+  { group: '', resource: 'persistentvolumeclaims', path: '/api/v1/persistentvolumeclaims' },
+  { group: '', resource: 'services', path: '/api/v1/services' },
+  { group: '', resource: 'configmaps', path: '/api/v1/configmaps' },
+  { group: '', resource: 'secrets', path: '/api/v1/secrets' },
+  { group: 'policy', resource: 'poddisruptionbudgets', path: '/apis/policy/v1/poddisruptionbudgets' },
+  {
+    group: 'networking.k8s.io',
+    resource: 'networkpolicies',
+    path: '/apis/networking.k8s.io/v1/networkpolicies',
+  },
+];
+
+/**
+ * The reconcile key of the suite that owns `obj`: its controller ownerReference to a ClinicalSuite,
+ * else (a retained data claim has none; a pod's owner is a ReplicaSet) its instance label.
+ */
+export interface EventObject {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly ownerReferences?: readonly {
+      readonly apiVersion: string;
+      readonly kind: string;
+      readonly name: string;
+      readonly controller?: boolean;
+    }[];
+  };
+}
+
+export function ownerKey(obj: EventObject): string | undefined {
+  const ns = obj.metadata?.namespace;
+  if (ns === undefined) return undefined;
+  const owner = obj.metadata?.ownerReferences?.find(
+    (o) => o.controller === true && o.kind === KIND && o.apiVersion.startsWith(`${GROUP}/`),
+  );
+  const name = owner?.name ?? obj.metadata?.labels?.[LABEL_INSTANCE];
+  return name === undefined ? undefined : `${ns}/${name}`;
+}
+
+export interface WatchOptions {
+  /**
+   * Every suite is enqueued again this often (0: never), so what no event reports (a change of an
+   * unwatched ServiceMonitor, a lost watch event) is still put right; the reconciler re-applies
+   * everything on such a pass (see Reconciler's resyncMs).
+   */
+  readonly resyncMs?: number;
+}
+
 export function watchSuites(
   kc: KubeConfig,
   enqueue: (key: string) => void,
   onError: (what: string, error: unknown) => void,
+  options: WatchOptions = {},
 ): Watcher {
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const apps = kc.makeApiClient(AppsV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
   const owned = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
-  const bySuite = (obj: KubernetesObject) => {
+  const suiteKey = (obj: KubernetesObject) => {
     const ns = obj.metadata?.namespace;
     if (ns !== undefined && obj.metadata?.name !== undefined) enqueue(`${ns}/${obj.metadata.name}`);
   };
   const byOwner = (obj: KubernetesObject) => {
-    const ns = obj.metadata?.namespace;
-    const instance = obj.metadata?.labels?.[LABEL_INSTANCE];
-    if (ns !== undefined && instance !== undefined) enqueue(`${ns}/${instance}`);
+    const key = ownerKey(obj);
+    if (key !== undefined) enqueue(key);
+  };
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const networking = kc.makeApiClient(NetworkingV1Api);
+  const q = { labelSelector: owned };
+  const lists: Record<string, () => Promise<KubernetesListObject<KubernetesObject>>> = {
+    deployments: () => apps.listDeploymentForAllNamespaces(q),
+    pods: () => core.listPodForAllNamespaces(q),
+    persistentvolumeclaims: () => core.listPersistentVolumeClaimForAllNamespaces(q),
+    services: () => core.listServiceForAllNamespaces(q),
+    configmaps: () => core.listConfigMapForAllNamespaces(q),
+    secrets: () => core.listSecretForAllNamespaces(q),
+    poddisruptionbudgets: () => policy.listPodDisruptionBudgetForAllNamespaces(q),
+    networkpolicies: () => networking.listNetworkPolicyForAllNamespaces(q),
+  };
+  const listOf = (resource: string) => {
+    const list = lists[resource];
+    if (list === undefined) throw new Error(`no list for ${resource}`);
+    return list;
   };
   const specs: [
     string,
@@ -60,23 +148,15 @@ export function watchSuites(
           plural: PLURAL,
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
-      bySuite,
+      suiteKey,
     ],
-    [
-      'deployments',
-      '/apis/apps/v1/deployments',
-      () => apps.listDeploymentForAllNamespaces({ labelSelector: owned }),
+    ...WATCHED_KINDS.map((k): (typeof specs)[number] => [
+      k.resource,
+      k.path,
+      listOf(k.resource),
       owned,
       byOwner,
-    ],
-    ['pods', '/api/v1/pods', () => core.listPodForAllNamespaces({ labelSelector: owned }), owned, byOwner],
-    [
-      'persistentvolumeclaims',
-      '/api/v1/persistentvolumeclaims',
-      () => core.listPersistentVolumeClaimForAllNamespaces({ labelSelector: owned }),
-      owned,
-      byOwner,
-    ],
+    ]),
   ];
   let stopped = false;
   const informers = specs.map(([what, path, list, selector, map]) => {
@@ -93,9 +173,19 @@ export function watchSuites(
   for (const [i, informer] of informers.entries()) {
     void informer.start().catch((e: unknown) => onError(specs[i]?.[0] ?? 'informer', e));
   }
+  const suites = informers[0];
+  const resyncMs = options.resyncMs ?? 0;
+  const timer =
+    resyncMs > 0 && suites !== undefined
+      ? setInterval(() => {
+          for (const suite of suites.list()) suiteKey(suite);
+        }, resyncMs)
+      : undefined;
+  timer?.unref();
   return {
     async stop() {
       stopped = true;
+      if (timer !== undefined) clearInterval(timer);
       await Promise.all(informers.map((i) => i.stop()));
     },
   };

@@ -267,3 +267,52 @@ describe('Reconciler: what the Deployment controller reports', () => {
     });
   });
 });
+
+describe('Reconciler: deleted and hand-edited objects', () => {
+  const services = { llm: { enabled: true } };
+
+  it('creates an owned Service again after it was deleted', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services });
+    const r = reconciler(kube);
+    await r.reconcile(NS, 's');
+    kube.objects.delete(
+      FakeKube.key({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's-llm', namespace: NS } }),
+    );
+    kube.clearWrites();
+    await r.reconcile(NS, 's');
+    expect(kube.writes).toContain('apply Service s-llm');
+    expect(kube.get('v1', 'Service', NS, 's-llm')).toBeDefined();
+  });
+
+  it('reverts a hand edit (its applied-hash unchanged) once the resync period has passed, and not before', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services });
+    let at = Date.parse('2026-11-21T10:00:00Z');
+    const r = new Reconciler(
+      kube.client,
+      DEFAULT_OPERATOR_CONFIG,
+      () => new Date(at),
+      10_000,
+      undefined,
+      600_000,
+    );
+    await r.reconcile(NS, 's');
+    const cm = kube.get('v1', 'ConfigMap', NS, 's-llm') as StoredObject & { data: Record<string, string> };
+    const wanted = cm.data['MAX_CONCURRENCY'];
+    cm.data['MAX_CONCURRENCY'] = '999';
+    kube.clearWrites();
+    at += 60_000;
+    await r.reconcile(NS, 's');
+    expect(kube.writes.filter((w) => w.startsWith('apply'))).toEqual([]);
+    at += 600_000;
+    await r.reconcile(NS, 's');
+    expect(kube.writes).toContain('apply ConfigMap s-llm');
+    expect((kube.get('v1', 'ConfigMap', NS, 's-llm') as typeof cm).data['MAX_CONCURRENCY']).toBe(wanted);
+    // And the period starts again: the next reconcile writes nothing.
+    kube.clearWrites();
+    at += 1000;
+    await r.reconcile(NS, 's');
+    expect(kube.writes.filter((w) => w.startsWith('apply'))).toEqual([]);
+  });
+});
