@@ -87,6 +87,14 @@ export class ApplyFailedError extends Error {
   }
 }
 
+/**
+ * An object name of this suite is taken by another suite's object (suite `a`'s task agent and suite
+ * `a-task`'s agent are both `a-task-agent`): it is left as it is, never overwritten.
+ */
+export class NameConflictError extends Error {
+  override readonly name = 'NameConflictError';
+}
+
 /** The longest API server message kept in a condition (the suite's message joins several). */
 const MAX_ERROR_MESSAGE = 1024;
 
@@ -99,6 +107,31 @@ function describeError(error: unknown): string {
         ? error.message
         : String(error);
   return text.length > MAX_ERROR_MESSAGE ? `${text.slice(0, MAX_ERROR_MESSAGE - 1)}…` : text;
+}
+
+interface OwnedMeta {
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; controller?: boolean }[];
+}
+
+/**
+ * The other suite an existing object belongs to, or undefined (it is this suite's, no suite's, or
+ * missing): its controller ownerReference to another ClinicalSuite, else (a retained data claim
+ * has none) this operator's instance label naming another suite.
+ */
+function otherSuite(suite: OwnedSuite, meta: OwnedMeta | undefined): string | undefined {
+  if (meta === undefined) return undefined;
+  const owner = meta.ownerReferences?.find(
+    (o) =>
+      o.controller === true &&
+      o.kind === KIND &&
+      o.apiVersion.startsWith(`${API_VERSION.split('/')[0] ?? ''}/`),
+  );
+  if (owner !== undefined) return owner.name === suite.metadata.name ? undefined : owner.name;
+  const instance = meta.labels?.[LABEL_INSTANCE];
+  if (meta.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || instance === undefined) return undefined;
+  return instance === suite.metadata.name ? undefined : instance;
 }
 
 interface RawSuite {
@@ -196,19 +229,20 @@ export class Reconciler {
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
-      const applyError = await this.applyComponent(suite, key, objects, desired, full);
-      if (applyError !== undefined) {
+      const applied = await this.applyComponent(suite, key, objects, desired, full);
+      const applyError = applied?.message;
+      if (applied !== undefined && applyError !== undefined) {
         // Its objects stay as they are (none is a leftover); the other components go on.
         kept.add(dir);
         failures.push(`${key}: ${applyError}`);
         const before = raw.status?.services?.[key]?.conditions?.find((c) => c.type === 'Degraded');
-        if (before?.reason !== 'ApplyFailed' || before.message !== applyError)
-          await this.event(suite, 'Warning', 'ApplyFailed', `${key}: ${applyError}`);
+        if (before?.reason !== applied.reason || before.message !== applyError)
+          await this.event(suite, 'Warning', applied.reason, `${key}: ${applyError}`);
       }
       const service: ObservedService = {
         ...(await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key))),
         ...waiting,
-        ...(applyError === undefined ? {} : { applyError }),
+        ...(applied === undefined ? {} : { applyError: applied.message, applyReason: applied.reason }),
       };
       observed.push(service);
       if (judgeService(service).ready) ready.add(key);
@@ -237,7 +271,8 @@ export class Reconciler {
   /**
    * Applies one component's objects in order, stopping at the first the API server refuses (the
    * ones after it may depend on it: a Deployment mounting a claim that could not be made).
-   * Returns what failed, for its status, or undefined when every object is applied.
+   * Returns what failed (reason and message), for its status, or undefined when every object is
+   * applied.
    */
   private async applyComponent(
     suite: OwnedSuite,
@@ -245,15 +280,15 @@ export class Reconciler {
     objects: readonly KubeObject[],
     desired: Set<string>,
     force: boolean,
-  ): Promise<string | undefined> {
+  ): Promise<{ reason: string; message: string } | undefined> {
     const applied: string[] = [];
-    let failure: string | undefined;
+    let failure: { reason: string; message: string } | undefined;
     for (const obj of objects) {
       try {
         // A ServiceMonitor only where the Prometheus operator's CRD is installed.
         if (obj.kind === 'ServiceMonitor' && !(await this.hasServiceMonitorCrd())) continue;
         desired.add(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
-        if (await this.ensureApplied(obj as unknown as KubeObjectLike, force))
+        if (await this.ensureApplied(suite, obj as unknown as KubeObjectLike, force))
           applied.push(`${obj.kind} ${obj.metadata.name}`);
       } catch (error) {
         if (obj.kind === 'ServiceMonitor' && error instanceof KubeApiError && error.status === 404) {
@@ -262,7 +297,10 @@ export class Reconciler {
           desired.delete(`${obj.apiVersion}/${obj.kind}/${obj.metadata.name}`);
           continue;
         }
-        failure = `${obj.kind} ${obj.metadata.name} was not applied: ${describeError(error)}`;
+        failure = {
+          reason: error instanceof NameConflictError ? 'NameConflict' : 'ApplyFailed',
+          message: `${obj.kind} ${obj.metadata.name} was not applied: ${describeError(error)}`,
+        };
         break;
       }
     }
@@ -323,9 +361,14 @@ export class Reconciler {
    * Applies `obj` unless the object in the cluster was applied from the same desired state (and
    * `force` is off). A missing object (deleted by hand) is created again. True when it wrote.
    */
-  private async ensureApplied(obj: KubeObjectLike, force: boolean): Promise<boolean> {
+  private async ensureApplied(suite: OwnedSuite, obj: KubeObjectLike, force: boolean): Promise<boolean> {
     const hash = configHash(obj);
-    const current = await this.client.read<{ metadata?: { annotations?: Record<string, string> } }>(obj);
+    const current = await this.client.read<{ metadata?: OwnedMeta }>(obj);
+    const other = otherSuite(suite, current?.metadata);
+    if (other !== undefined)
+      throw new NameConflictError(
+        `its name is taken by ClinicalSuite ${other}'s ${obj.kind} (rename one of the suites)`,
+      );
     if (!force && current?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === hash) return false;
     const annotations = {
       ...(obj.metadata['annotations'] as Record<string, string> | undefined),

@@ -16,6 +16,8 @@ export interface ObservedService {
   readonly buildError?: string;
   /** Set when the API server refused one of its objects: which object, and the server's answer. */
   readonly applyError?: string;
+  /** The reason of that failure: ApplyFailed (the default), NameConflict (another suite owns the name). */
+  readonly applyReason?: string;
   /**
    * Dependencies not ready yet (rollout follows dependsOn): a service without a Deployment is not
    * created until they are; one that exists is kept up to date but is not Ready before them.
@@ -106,7 +108,7 @@ function progressing(reason: string, message: string): Verdict {
 /** Why one service is (not) ready: the first root cause found, most specific first. */
 export function judgeService(s: ObservedService): Verdict {
   if (s.buildError !== undefined) return bad('InvalidSpec', s.buildError);
-  if (s.applyError !== undefined) return bad('ApplyFailed', s.applyError);
+  if (s.applyError !== undefined) return bad(s.applyReason ?? 'ApplyFailed', s.applyError);
   const waitingFor = s.waitingFor ?? [];
   if (waitingFor.length === 0) return judgeWorkload(s);
   const waiting = `waiting for ${waitingFor.join(', ')} to be ready`;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { buildCrd } from '../../../operator/src/api/v1alpha1/crd.js';
 import {
   ClinicalSuiteSchema,
+  MAX_SUITE_NAME_LENGTH,
   parseSuite,
   SuiteValidationError,
   type ClinicalSuiteInput,
@@ -178,7 +179,23 @@ describe('ClinicalSuite schema: rejections name the field and the problem', () =
     expect(issues).toEqual([
       'apiVersion: must be "clinicalsuite.ai/v1alpha1"',
       'kind: must be "ClinicalSuite"',
-      'metadata.name: must be a DNS label: lowercase letters, digits and "-"',
+      'metadata.name: must be a DNS-1035 label (lowercase letters, digits and "-", starting with a letter): it prefixes Service names',
+    ]);
+  });
+
+  it('refuses a suite name starting with a digit or too long for its longest object name, in the CRD too', () => {
+    expect(issuesOf(suite({}, '1clinic'))).toEqual([
+      'metadata.name: must be a DNS-1035 label (lowercase letters, digits and "-", starting with a letter): it prefixes Service names',
+    ]);
+    expect(MAX_SUITE_NAME_LENGTH).toBe(44); // 63 - "-patient-sim-models"
+    expect(parseSuite(suite({}, 'c'.repeat(44))).metadata.name).toHaveLength(44);
+    expect(issuesOf(suite({}, 'c'.repeat(45)))[0]).toContain('metadata.name: must be at most 44 characters');
+    const root = (
+      buildCrd() as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } }
+    ).spec.versions[0]?.schema.openAPIV3Schema;
+    expect(root?.['x-kubernetes-validations']).toEqual([
+      expect.objectContaining({ rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')" }),
+      expect.objectContaining({ rule: 'size(self.metadata.name) <= 44' }),
     ]);
   });
 

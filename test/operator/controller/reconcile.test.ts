@@ -316,3 +316,32 @@ describe('Reconciler: deleted and hand-edited objects', () => {
     expect(kube.writes.filter((w) => w.startsWith('apply'))).toEqual([]);
   });
 });
+
+describe('Reconciler: a name another suite owns', () => {
+  it("reports NameConflict and leaves the other suite's objects as they are (suite a's task agent, suite a-task's agent)", async () => {
+    const kube = new FakeKube();
+    const put = (name: string, uid: string, services: Record<string, unknown>) =>
+      kube.put({
+        apiVersion: 'clinicalsuite.ai/v1alpha1',
+        kind: 'ClinicalSuite',
+        metadata: { name, namespace: NS, uid, generation: 1 },
+        spec: { services },
+      });
+    put('a', 'uid-a', { taskAgent: { enabled: true } });
+    put('a-task', 'uid-a-task', { agent: { enabled: true } });
+    await reconciler(kube).reconcile(NS, 'a');
+    const before = structuredClone(kube.get('v1', 'ConfigMap', NS, 'a-task-agent'));
+    expect(before?.metadata.labels?.['app.kubernetes.io/instance']).toBe('a');
+
+    kube.clearWrites();
+    const result = await reconciler(kube).reconcile(NS, 'a-task');
+    expect(kube.get('v1', 'ConfigMap', NS, 'a-task-agent')).toEqual(before);
+    expect(kube.writes.filter((w) => w.startsWith('apply') && w.endsWith(' a-task-agent'))).toEqual([]);
+    const degraded = condition(result.status?.services?.['agent']?.conditions, 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'NameConflict' });
+    expect(degraded?.message).toContain(
+      "ConfigMap a-task-agent was not applied: its name is taken by ClinicalSuite a's ConfigMap",
+    );
+    expect(result.error).toBeInstanceOf(ApplyFailedError);
+  });
+});

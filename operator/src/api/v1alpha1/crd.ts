@@ -11,7 +11,9 @@
 import { z } from 'zod';
 import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './constants.js';
 import { SuiteSpecSchema } from './spec.js';
+import { DNS_1035_LABEL } from './patterns.js';
 import { SuiteStatusSchema } from './status.js';
+import { MAX_SUITE_NAME_LENGTH, SUITE_NAME_LENGTH_MESSAGE, SUITE_NAME_PATTERN_MESSAGE } from './suite.js';
 
 type Schema = Record<string, unknown>;
 
@@ -153,6 +155,17 @@ export function buildCrd(): Schema {
                 spec: { ...structural(SuiteSpecSchema), default: {} },
                 status: structural(SuiteStatusSchema),
               },
+              // The server checks only that metadata.name is a DNS subdomain; Services need more.
+              'x-kubernetes-validations': [
+                {
+                  rule: `self.metadata.name.matches('${DNS_1035_LABEL.source}')`,
+                  message: `metadata.name ${SUITE_NAME_PATTERN_MESSAGE}`,
+                },
+                {
+                  rule: `size(self.metadata.name) <= ${MAX_SUITE_NAME_LENGTH}`,
+                  message: `metadata.name ${SUITE_NAME_LENGTH_MESSAGE}`,
+                },
+              ],
             },
           },
         },

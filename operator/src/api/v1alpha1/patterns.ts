@@ -1,6 +1,8 @@
 /** Patterns of the schema; all of them RE2-compatible (the API server checks CRD patterns with Go's regexp). */
 
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** RFC 1035 label: a DNS label starting with a letter (what Service names must be). */
+export const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const RESOURCE_PROFILE = /^[a-z0-9-]+:[0-9]+$/;
 export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
