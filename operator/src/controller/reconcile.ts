@@ -46,7 +46,13 @@ import {
   type OwnedSuite,
 } from '../resources/index.js';
 import { observeService } from './observe.js';
-import { computeStatus, invalidSpecStatus, judgeService, type ObservedService } from './status.js';
+import {
+  computeStatus,
+  invalidSpecStatus,
+  judgeService,
+  type ObservedService,
+  type SuiteFailure,
+} from './status.js';
 
 export const ANNOTATION_APPLIED_HASH = 'clinicalsuite.ai/applied-hash';
 
@@ -79,7 +85,10 @@ export interface ReconcileResult {
   readonly error?: ApplyFailedError;
 }
 
-/** One or more components' objects were refused by the API server. */
+/**
+ * One or more writes were refused by the API server: components' objects, the auth Secret, the
+ * deletion of a leftover.
+ */
 export class ApplyFailedError extends Error {
   override readonly name = 'ApplyFailedError';
   constructor(readonly failures: readonly string[]) {
@@ -200,7 +209,16 @@ export class Reconciler {
       }
       return { status };
     }
-    await this.ensureAuthSecret(suite);
+    const suiteFailures: SuiteFailure[] = [];
+    try {
+      await this.ensureAuthSecret(suite);
+    } catch (error) {
+      // Its services are still applied (a pod that needs a missing key says so: ContainerConfigError).
+      suiteFailures.push({
+        reason: 'AuthSecretFailed',
+        message: `Secret ${authSecretName(suite)} was not written: ${describeError(error)}`,
+      });
+    }
     const full = this.fullApplyDue(suite);
 
     const observed: ObservedService[] = [];
@@ -247,10 +265,16 @@ export class Reconciler {
       observed.push(service);
       if (judgeService(service).ready) ready.add(key);
     }
-    await this.deleteLeftovers(suite, desired, kept);
+    suiteFailures.push(...(await this.deleteLeftovers(suite, desired, kept)));
     if (full) this.fullyApplied.set(suite.metadata.uid, this.now().getTime());
 
-    const status = computeStatus(observed, raw.status, raw.metadata.generation, this.now().toISOString());
+    const status = computeStatus(
+      observed,
+      raw.status,
+      raw.metadata.generation,
+      this.now().toISOString(),
+      suiteFailures,
+    );
     if (stableJson(status) !== stableJson(raw.status ?? null)) {
       await this.client.applyStatus(
         { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace } },
@@ -264,6 +288,12 @@ export class Reconciler {
     }
     // A refused write is retried with the key's backoff (the API server's answer may change: quota
     // freed, a claim deleted by hand); the status above already says what failed.
+    for (const f of suiteFailures) {
+      failures.push(f.message);
+      const before = raw.status?.conditions?.find((c) => c.type === 'Degraded');
+      if (before?.reason !== f.reason || !before.message.includes(f.message))
+        await this.event(suite, 'Warning', f.reason, f.message);
+    }
     if (failures.length > 0) return { status, error: new ApplyFailedError(failures) };
     return ready.size === observed.length ? { status } : { status, requeueAfterMs: this.requeueMs };
   }
@@ -418,12 +448,14 @@ export class Reconciler {
    * owned one goes with the suite, by garbage collection). Nothing of a `kept` component (waiting
    * for its dependencies, its spec invalid, an object refused) is deleted. A kind the cluster
    * does not serve (ServiceMonitor without prometheus-operator's CRD) has nothing to delete.
+   * Returns what could not be listed or deleted (the rest is still done), for status and a retry.
    */
   private async deleteLeftovers(
     suite: OwnedSuite,
     desired: ReadonlySet<string>,
     kept: ReadonlySet<string>,
-  ): Promise<void> {
+  ): Promise<SuiteFailure[]> {
+    const failures: SuiteFailure[] = [];
     const selector = `${LABEL_INSTANCE}=${suite.metadata.name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
     const dataClaims = dataClaimNames(suite);
     type Owned = KubeObjectLike & {
@@ -436,20 +468,32 @@ export class Reconciler {
       } catch (error) {
         // The API group is not served (no ServiceMonitor CRD in this cluster): nothing to delete.
         if (error instanceof KubeApiError && error.status === 404) continue;
-        throw error;
+        failures.push({
+          reason: 'DeleteFailed',
+          message: `leftover ${kind}s could not be listed: ${describeError(error)}`,
+        });
+        continue;
       }
       for (const item of items) {
         const owned = item.metadata.ownerReferences?.some((o) => o.uid === suite.metadata.uid) ?? false;
         const component = item.metadata.labels?.[LABEL_COMPONENT] ?? '';
         if (kind === 'PersistentVolumeClaim' && dataClaims.has(item.metadata.name)) continue;
         if (owned && !kept.has(component) && !desired.has(`${apiVersion}/${kind}/${item.metadata.name}`)) {
-          await this.client.delete({
-            apiVersion,
-            kind,
-            metadata: { name: item.metadata.name, namespace: suite.metadata.namespace },
-          });
+          try {
+            await this.client.delete({
+              apiVersion,
+              kind,
+              metadata: { name: item.metadata.name, namespace: suite.metadata.namespace },
+            });
+          } catch (error) {
+            failures.push({
+              reason: 'DeleteFailed',
+              message: `leftover ${kind} ${item.metadata.name} was not deleted: ${describeError(error)}`,
+            });
+          }
         }
       }
     }
+    return failures;
   }
 }

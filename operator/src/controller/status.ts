@@ -267,11 +267,18 @@ function conditionsOf(
 }
 
 /** The suite's status from its services' observations; `previous` keeps transition times. */
+/** A failure of the suite's own writes (its auth Secret, deleting a leftover): reason and message. */
+export interface SuiteFailure {
+  readonly reason: string;
+  readonly message: string;
+}
+
 export function computeStatus(
   observed: readonly ObservedService[],
   previous: SuiteStatus | undefined,
   generation: number | undefined,
   now: string,
+  suiteFailures: readonly SuiteFailure[] = [],
 ): SuiteStatus {
   const services: Partial<Record<ComponentKey, ServiceStatus>> = {};
   const verdicts: [ComponentKey, Verdict][] = [];
@@ -291,25 +298,38 @@ export function computeStatus(
   const degraded = notReady.filter(([, v]) => v.degraded);
   const describe = (list: [ComponentKey, Verdict][]) => list.map(([k, v]) => `${k}: ${v.message}`).join('; ');
   const first = degraded[0] ?? notReady[0];
+  const failed = suiteFailures[0];
   const suiteVerdict: Verdict =
-    first === undefined
+    failed !== undefined
       ? {
-          ready: true,
-          progressing: false,
-          degraded: false,
-          reason: verdicts.length === 0 ? 'NoServicesEnabled' : 'AllServicesReady',
-          message:
-            verdicts.length === 0
-              ? 'no service is enabled'
-              : `${readyCount}/${verdicts.length} services ready`,
-        }
-      : {
+          // The suite's own write failed: that comes first, then what its services say.
           ready: false,
           progressing: notReady.some(([, v]) => v.progressing),
-          degraded: degraded.length > 0,
-          reason: first[1].reason,
-          message: describe(degraded.length > 0 ? degraded : notReady),
-        };
+          degraded: true,
+          reason: failed.reason,
+          message: [
+            ...suiteFailures.map((f) => f.message),
+            ...(notReady.length > 0 ? [describe(degraded.length > 0 ? degraded : notReady)] : []),
+          ].join('; '),
+        }
+      : first === undefined
+        ? {
+            ready: true,
+            progressing: false,
+            degraded: false,
+            reason: verdicts.length === 0 ? 'NoServicesEnabled' : 'AllServicesReady',
+            message:
+              verdicts.length === 0
+                ? 'no service is enabled'
+                : `${readyCount}/${verdicts.length} services ready`,
+          }
+        : {
+            ready: false,
+            progressing: notReady.some(([, v]) => v.progressing),
+            degraded: degraded.length > 0,
+            reason: first[1].reason,
+            message: describe(degraded.length > 0 ? degraded : notReady),
+          };
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: conditionsOf(suiteVerdict, previous?.conditions, generation, now),

@@ -1,7 +1,7 @@
 /**
  * An in-memory API server for reconcile tests: objects by apiVersion/kind/namespace/name, list by
  * label selector, server-side apply as "store what was sent" (keeping the object's status), and
- * hooks to refuse a write as the real server would (422 on an immutable field, 403 over quota) or
+ * hooks to refuse a write (an apply or a delete) as the real server would (422 on an immutable field, 403 over quota) or
  * to leave an API group unserved (404 on list, as without a CRD). Records every write.
  */
 import { KubeApiError, type KubeClient, type ObjectRef } from '../../../operator/src/k8s/client.js';
@@ -30,6 +30,8 @@ export class FakeKube {
   readonly unserved = new Set<string>();
   /** Returns the error the server answers an apply of `obj` with, or undefined to accept it. */
   refuse: (obj: StoredObject) => KubeApiError | undefined = () => undefined;
+  /** Returns the error the server answers a delete of `ref` with, or undefined to accept it. */
+  refuseDelete: (ref: ObjectRef) => KubeApiError | undefined = () => undefined;
 
   static key(ref: ObjectRef): string {
     return `${ref.apiVersion}/${ref.kind}/${ref.metadata.namespace ?? ''}/${ref.metadata.name}`;
@@ -102,6 +104,8 @@ export class FakeKube {
         return Promise.resolve();
       },
       delete: (ref: ObjectRef): Promise<void> => {
+        const refused = this.refuseDelete(ref);
+        if (refused !== undefined) return Promise.reject(refused);
         this.writes.push(`delete ${ref.kind} ${ref.metadata.name}`);
         this.objects.delete(FakeKube.key(ref));
         return Promise.resolve();

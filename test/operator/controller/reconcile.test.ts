@@ -345,3 +345,44 @@ describe('Reconciler: a name another suite owns', () => {
     expect(result.error).toBeInstanceOf(ApplyFailedError);
   });
 });
+
+describe('Reconciler: the auth Secret or a leftover cannot be written', () => {
+  const forbidden = (what: string) =>
+    new KubeApiError(403, 'Forbidden', `${what}: 403`, `${what} is forbidden: exceeded quota: secrets`);
+
+  it('reports AuthSecretFailed with the server message, still applies the services and asks for a retry', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { llm: { enabled: true } } });
+    kube.refuse = (obj) => (obj.kind === 'Secret' ? forbidden(`secrets "${obj.metadata.name}"`) : undefined);
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(result.error).toBeInstanceOf(ApplyFailedError);
+    expect(kube.names('Deployment')).toEqual(['s-llm']);
+    const degraded = condition(result.status?.conditions, 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'AuthSecretFailed' });
+    expect(degraded?.message).toContain('Secret s-auth was not written: 403 Forbidden');
+    expect(degraded?.message).toContain('exceeded quota: secrets');
+    // Status was written (the suite says so), and once the server accepts it the failure is gone.
+    expect(kube.writes).toContain('status ClinicalSuite s');
+    kube.refuse = () => undefined;
+    const again = await reconciler(kube).reconcile(NS, 's');
+    expect(again.error).toBeUndefined();
+    expect(kube.get('v1', 'Secret', NS, 's-auth')).toBeDefined();
+    expect(condition(again.status?.conditions, 'Degraded')?.reason).not.toBe('AuthSecretFailed');
+  });
+
+  it('reports DeleteFailed for a leftover it cannot delete, deletes the others and asks for a retry', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { llm: { enabled: true }, stt: { enabled: true } } });
+    await reconciler(kube).reconcile(NS, 's');
+    putSuite(kube, { services: { llm: { enabled: true } } }, 2);
+    kube.refuseDelete = (ref) =>
+      ref.kind === 'Service' ? forbidden(`services "${ref.metadata.name}"`) : undefined;
+    const result = await reconciler(kube).reconcile(NS, 's');
+    expect(result.error).toBeInstanceOf(ApplyFailedError);
+    expect(kube.names('Deployment')).toEqual(['s-llm']);
+    expect(kube.names('Service')).toEqual(['s-llm', 's-stt']);
+    const degraded = condition(result.status?.conditions, 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'DeleteFailed' });
+    expect(degraded?.message).toContain('leftover Service s-stt was not deleted: 403 Forbidden');
+  });
+});
