@@ -408,6 +408,12 @@ function readyMessage(ns: string, name: string): string {
       await sleep(2000);
       expect(await leaderWrites()).toBe(before);
 
+      // A deleted Service (and ConfigMap) wakes its suite through the owned-object watches and comes back.
+      kubectlOk(['delete', 'service,configmap', rolled.deployment, '-n', ns]);
+      await eventually(`${rolled.deployment}'s Service and ConfigMap to come back`, () =>
+        kubectl(['get', 'service,configmap', rolled.deployment, '-n', ns]).code === 0 ? true : undefined,
+      );
+
       // A concurrency change rolls that service only.
       const generations = deploymentGenerations(ns);
       patchServices(ns, name, { [rolled.key]: { concurrency: 7 } });
@@ -527,6 +533,27 @@ function readyMessage(ns: string, name: string): string {
     expect(bad({ medllm: { model: { projector } } }).err).toMatch(
       /spec\.services\.medllm\.model: Invalid value: .*projector goes with a model on the model volume/,
     );
+    // An env entry takes a value or a Secret/ConfigMap reference: exactly one.
+    const secretKeyRef = { name: 'db', key: 'url' };
+    expect(bad({ llm: { env: [{ name: 'A', value: 'x', valueFrom: { secretKeyRef } }] } }).err).toMatch(
+      /spec\.services\.llm\.env\[0\]: Invalid value: .*set exactly one of value and valueFrom/,
+    );
+    expect(bad({ llm: { env: [{ name: 'A' }] } }).err).toMatch(/set exactly one of value and valueFrom/);
+    expect(bad({ llm: { env: [{ name: 'A', valueFrom: { secretKeyRef } }] } }).code).toBe(0);
+    // A suite name Service names cannot start with (a digit), or too long for `-<service>-models`.
+    const named = (name: string) =>
+      kubectl(
+        ['apply', '--dry-run=server', '-n', 'default', '-f', '-'],
+        stringify({
+          apiVersion: 'clinicalsuite.ai/v1alpha1',
+          kind: 'ClinicalSuite',
+          metadata: { name },
+          spec: {},
+        }),
+      );
+    expect(named('1clinic').err).toMatch(/metadata\.name must be a DNS-1035 label/);
+    expect(named('c'.repeat(45)).err).toMatch(/metadata\.name must be at most 44 characters/);
+    expect(named('c'.repeat(44)).code).toBe(0);
   });
 
   it('reports a dependsOn cycle (which the CRD cannot check) as InvalidSpec in status', async () => {
