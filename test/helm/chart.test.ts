@@ -86,6 +86,7 @@ function render(...set: string[]): Rendered[] {
       capabilities: { drop: ['ALL'] },
     });
     expect(pod.containers[0]!.env).toContainEqual({ name: 'LEADER_ELECT', value: 'true' });
+    expect(pod.containers[0]!.env).toContainEqual({ name: 'RESYNC_PERIOD_SECONDS', value: '600' });
     expect(deployment.spec.template.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
     const changed = render('operatorConfig.resourceProfiles.x.requests.cpu=1').find(
       (d) => d.kind === 'Deployment',
