@@ -165,7 +165,7 @@ export class Reconciler {
     private readonly resyncMs = DEFAULT_RESYNC_MS,
   ) {}
 
-  /** When each suite (by uid) last had every object applied whatever its applied-hash said. */
+  /** When each suite (by key) last had every object applied whatever its applied-hash said. */
   private readonly fullyApplied = new Map<string, number>();
 
   /**
@@ -177,8 +177,9 @@ export class Reconciler {
   private fullApplyDue(suite: OwnedSuite): boolean {
     if (this.resyncMs <= 0) return false;
     const at = this.now().getTime();
-    const last = this.fullyApplied.get(suite.metadata.uid);
-    if (last === undefined) this.fullyApplied.set(suite.metadata.uid, at);
+    const key = `${suite.metadata.namespace}/${suite.metadata.name}`;
+    const last = this.fullyApplied.get(key);
+    if (last === undefined) this.fullyApplied.set(key, at);
     return last !== undefined && at - last >= this.resyncMs;
   }
 
@@ -188,7 +189,10 @@ export class Reconciler {
       kind: KIND,
       metadata: { name, namespace },
     });
-    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {};
+    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) {
+      this.fullyApplied.delete(`${namespace}/${name}`);
+      return {};
+    }
     let suite: OwnedSuite;
     try {
       suite = ownedSuite(parseSuite(raw));
@@ -266,7 +270,7 @@ export class Reconciler {
       if (judgeService(service).ready) ready.add(key);
     }
     suiteFailures.push(...(await this.deleteLeftovers(suite, desired, kept)));
-    if (full) this.fullyApplied.set(suite.metadata.uid, this.now().getTime());
+    if (full) this.fullyApplied.set(`${namespace}/${name}`, this.now().getTime());
 
     const status = computeStatus(
       observed,

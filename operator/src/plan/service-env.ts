@@ -221,13 +221,22 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
 
 /**
  * The spec's env entries of enabled components that take their value from a Secret or ConfigMap
- * (`valueFrom`), as `spec.services.<key>.env[<i>] (<NAME>)`: only Kubernetes resolves them, so the
- * local runner refuses a suite that has any.
+ * (`valueFrom`), as `spec.services.<key>.env[<i>] (<NAME>)`, and those of a store owner an enabled
+ * component reads (the task agent's DATABASE_URL for the task proxy): only Kubernetes resolves them,
+ * so the local runner refuses a suite that has any.
  */
 export function clusterOnlyEnv(suite: Suite): string[] {
+  const services = suite.spec.services;
+  // An enabled component's env, and that of the owner of a store it reads (its DATABASE_URL).
+  const relevant = new Set(
+    COMPONENT_KEYS.filter((key) => services[key]?.enabled === true).flatMap((key) => {
+      const owner = COMPONENTS[key].readsStoreOf;
+      return owner === undefined ? [key] : [key, owner];
+    }),
+  );
   return COMPONENT_KEYS.flatMap((key) => {
-    const spec = suite.spec.services[key];
-    if (spec?.enabled !== true) return [];
+    const spec = services[key];
+    if (spec === undefined || !relevant.has(key)) return [];
     return spec.env.flatMap((e, i) =>
       e.valueFrom === undefined ? [] : [`spec.services.${key}.env[${i}] (${e.name})`],
     );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
+import { clusterOnlyEnv } from '../../../operator/src/plan/service-env.js';
 import { planLocal, sourceBaseName, type PlanOptions } from '../../../operator/src/local/plan.js';
 
 const tokens = { API_TOKEN: 'llm-token', AI_AGENT_API_TOKEN: 'agent-token' };
@@ -332,4 +333,35 @@ describe('sourceBaseName', () => {
     ['pip://pkg==1.0/mod/data/file.bin', 'file.bin'],
     ['https://example.org/', 'example.org'],
   ])('%s → %s', (source, name) => expect(sourceBaseName(source)).toBe(name));
+});
+
+describe('clusterOnlyEnv', () => {
+  const ref = { secretKeyRef: { name: 'db', key: 'url' } };
+  const parsed = (services: Record<string, unknown>) =>
+    parseSuite({
+      apiVersion: 'clinicalsuite.ai/v1alpha1',
+      kind: 'ClinicalSuite',
+      metadata: { name: 's' },
+      spec: { services },
+    });
+
+  it('names the valueFrom entries of enabled components and of the store owner an enabled one reads', () => {
+    expect(
+      clusterOnlyEnv(
+        parsed({
+          llm: {
+            enabled: true,
+            env: [
+              { name: 'A', value: '1' },
+              { name: 'B', valueFrom: ref },
+            ],
+          },
+          stt: { enabled: false, env: [{ name: 'C', valueFrom: ref }] },
+          taskAgent: { enabled: false, env: [{ name: 'DATABASE_URL', valueFrom: ref }] },
+          taskProxy: { enabled: true },
+        }),
+      ),
+    ).toEqual(['spec.services.llm.env[1] (B)', 'spec.services.taskAgent.env[0] (DATABASE_URL)']);
+    expect(clusterOnlyEnv(parsed({ llm: { enabled: true, env: [{ name: 'A', value: '1' }] } }))).toEqual([]);
+  });
 });
