@@ -552,8 +552,8 @@ function readyMessage(ns: string, name: string): string {
         }),
       );
     expect(named('1clinic').err).toMatch(/metadata\.name must be a DNS-1035 label/);
-    expect(named('c'.repeat(45)).err).toMatch(/metadata\.name must be at most 44 characters/);
-    expect(named('c'.repeat(44)).code).toBe(0);
+    expect(named('c'.repeat(64)).err).toMatch(/metadata\.name must be at most 63 characters/);
+    expect(named('c'.repeat(63)).code).toBe(0);
   });
 
   it('reports a dependsOn cycle (which the CRD cannot check) as InvalidSpec in status', async () => {

@@ -1,34 +1,25 @@
 /** The ClinicalSuite resource (group clinicalsuite.ai, version v1alpha1, namespaced) and its types. */
 import { z } from 'zod';
-import { COMPONENT_KEYS, COMPONENTS } from './components.js';
 import { API_VERSION, KIND } from './constants.js';
 import * as p from './patterns.js';
 import { ModelSpecSchema, serviceSpecSchema, SuiteSpecSchema, EnvVarSchema } from './spec.js';
 import { ConditionSchema, ServiceStatusSchema, SuiteStatusSchema } from './status.js';
 
-/**
- * The longest suffix the operator appends to a suite's name, `-<component dir>-models` (a model
- * claim; `-<dir>-data` and `-auth` are shorter).
- */
-export const LONGEST_NAME_SUFFIX =
-  Math.max(...COMPONENT_KEYS.map((key) => COMPONENTS[key].dir.length)) + '--models'.length;
-
-/** A suite name this long or shorter leaves every generated name a DNS label (63) without cutting. */
-export const MAX_SUITE_NAME_LENGTH = 63 - LONGEST_NAME_SUFFIX;
-
 export const SUITE_NAME_PATTERN_MESSAGE =
   'must be a DNS-1035 label (lowercase letters, digits and "-", starting with a letter): it prefixes ' +
   'Service names';
+/** The suite's name is the value of its objects' instance label: at most 63 characters. */
+export const MAX_SUITE_NAME_LENGTH = 63;
 export const SUITE_NAME_LENGTH_MESSAGE =
-  `must be at most ${MAX_SUITE_NAME_LENGTH} characters: the operator appends up to ` +
-  `${LONGEST_NAME_SUFFIX} (-<service>-models) and object names are DNS labels of at most 63`;
+  `must be at most ${MAX_SUITE_NAME_LENGTH} characters: it is the value of the objects' instance label ` +
+  '(longer object names are cut and given a short hash)';
 
 export const ObjectMetaSchema = z
   .looseObject({
     name: z
       .string()
-      .regex(p.DNS_1035_LABEL, { error: SUITE_NAME_PATTERN_MESSAGE })
       .max(MAX_SUITE_NAME_LENGTH, { error: SUITE_NAME_LENGTH_MESSAGE })
+      .regex(p.DNS_1035_LABEL, { error: SUITE_NAME_PATTERN_MESSAGE })
       .describe('Name of the suite; prefixes the names of the objects it owns.'),
     namespace: z.string().regex(p.DNS_LABEL).optional().describe('Namespace of the suite.'),
     labels: z.record(z.string(), z.string()).optional().describe('Labels.'),
