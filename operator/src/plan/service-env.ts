@@ -209,7 +209,8 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   Object.assign(env, input.storeEnv);
   const referenced = new Set<string>();
   for (const e of spec?.env ?? []) {
-    if (e.value !== undefined) env[e.name] = e.value;
+    // Neither value nor valueFrom: an empty value, as Kubernetes reads such an entry.
+    if (e.valueFrom === undefined) env[e.name] = e.value ?? '';
     else referenced.add(e.name);
   }
   // A reference (valueFrom) is resolved by the kubelet on the container itself, never copied here;

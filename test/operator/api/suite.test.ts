@@ -377,8 +377,7 @@ describe('ClinicalSuite schema: env from Secrets and ConfigMaps', () => {
   });
 
   it.each([
-    [{ name: 'A', value: 'x', valueFrom: secretRef }, 'set exactly one of value and valueFrom'],
-    [{ name: 'A' }, 'set exactly one of value and valueFrom'],
+    [{ name: 'A', value: 'x', valueFrom: secretRef }, 'set value or valueFrom, not both'],
     [{ name: 'A', valueFrom: {} }, 'set exactly one of secretKeyRef and configMapKeyRef'],
     [
       { name: 'A', valueFrom: { ...secretRef, configMapKeyRef: { name: 'c', key: 'k' } } },
@@ -393,9 +392,14 @@ describe('ClinicalSuite schema: env from Secrets and ConfigMaps', () => {
     );
   });
 
-  it('says both and neither in the CRD too (CEL)', () => {
+  it('takes an entry with neither value nor valueFrom as an empty value, as Kubernetes does', () => {
+    const parsed = parseSuite(suite({ services: { llm: { env: [{ name: 'A' }] } } }));
+    expect(parsed.spec.services.llm?.env).toEqual([{ name: 'A' }]);
+  });
+
+  it('says both in the CRD too (CEL)', () => {
     const crd = JSON.stringify(buildCrd());
-    expect(crd).toContain('"rule":"has(self.value) != has(self.valueFrom)"');
+    expect(crd).toContain('"rule":"!(has(self.value) && has(self.valueFrom))"');
     expect(crd).toContain('"rule":"has(self.secretKeyRef) != has(self.configMapKeyRef)"');
   });
 });

@@ -44,6 +44,11 @@ describe('env valueFrom', () => {
     expect(JSON.stringify(buildConfigMap(suite, 'taskAgent'))).not.toContain('task-db');
   });
 
+  it('puts an entry with neither value nor valueFrom in the ConfigMap as an empty value', () => {
+    const blank = suiteWith({ llm: { env: [{ name: 'HTTPS_PROXY' }] } });
+    expect(buildConfigMap(blank, 'llm').data['HTTPS_PROXY']).toBe('');
+  });
+
   it('counts a referenced DATABASE_URL as a shared store: no data volume', () => {
     expect(podData(suite, 'taskAgent').claimName).toBeNull();
   });

@@ -68,7 +68,7 @@ const keyRef = (kind: 'Secret' | 'ConfigMap') =>
     );
 
 const ONE_KEY_REF = 'set exactly one of secretKeyRef and configMapKeyRef';
-const ONE_VALUE = 'set exactly one of value and valueFrom';
+const ONE_VALUE = 'set value or valueFrom, not both';
 
 export const EnvVarSourceSchema = z
   .strictObject({
@@ -113,14 +113,19 @@ function envVarSchema(reserved: readonly string[], what: string) {
           ? 'Variable name.'
           : `Variable name; not ${reserved.join(' or ')}, which the suite sets.`,
       ),
-      value: z.string().optional().describe('Variable value (plain text: put secrets in valueFrom).'),
+      value: z
+        .string()
+        .optional()
+        .describe(
+          'Variable value, empty when neither it nor valueFrom is set (plain text: put secrets in valueFrom).',
+        ),
       valueFrom: EnvVarSourceSchema.optional(),
     })
-    .refine((e) => (e.value === undefined) !== (e.valueFrom === undefined), { error: ONE_VALUE })
+    .refine((e) => e.value === undefined || e.valueFrom === undefined, { error: ONE_VALUE })
     .meta({
       'x-kubernetes-validations': [
         ...reservedRules,
-        { rule: 'has(self.value) != has(self.valueFrom)', message: ONE_VALUE },
+        { rule: '!(has(self.value) && has(self.valueFrom))', message: ONE_VALUE },
       ],
     })
     .describe(what);
