@@ -29,9 +29,11 @@ export interface FaceTestServer {
   close(): Promise<void>;
 }
 
+/** Listening with the models loaded (or, with `settle: false`, still loading). */
 export async function startFace(
   env: Record<string, string> = {},
   registry?: Registry,
+  { settle = true }: { settle?: boolean } = {},
 ): Promise<FaceTestServer> {
   const dataDir = env['DATA_DIR'] ?? mkdtempSync(join(tmpdir(), 'face-test-'));
   const config = loadFaceConfig({
@@ -54,7 +56,7 @@ export async function startFace(
   });
   const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
   service.host.start();
-  await service.host.settled();
+  if (settle) await service.host.settled();
   return { service, server, url: server.url, dataDir, logs, close: () => server.shutdown('test finished') };
 }
 

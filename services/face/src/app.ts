@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ModelHost,
   Readiness,
@@ -16,6 +17,7 @@ import type { Registry } from './adapters/registry.js';
 import { SqliteRegistry } from './adapters/sqlite-registry.js';
 import type { FaceConfig } from './config.js';
 import { People } from './domain/people.js';
+import { RegistryMirror } from './domain/registry-mirror.js';
 import { createFaceMetrics } from './metrics.js';
 import {
   deletePersonRoute,
@@ -64,6 +66,13 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
+  // The registry in memory, kept in step with the store (deletes apply to it even while it loads).
+  const mirror = new RegistryMirror({
+    onError: (error, personId) => {
+      logger.error({ err: error, personId }, 'could not read a changed person from the registry: retrying');
+    },
+    retryDelay: (attempt) => sleep(Math.min(30_000, 250 * 2 ** attempt)),
+  });
   const host = new ModelHost<FaceModels>({
     modelPaths: [config.detectorPath, config.recognizerPath],
     readiness,
@@ -92,33 +101,25 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         },
       });
       const coarse = await loadCoarseScorer(engine.dim, config.threads);
-      const people = new People(engine.dim, coarse.scorer);
-      const stored = await registry.loadAll(engine.modelId);
-      const otherModelPersons = await registry.countOtherModels(engine.modelId);
-      const byPerson = new Map<number, Float32Array[]>();
-      for (const e of stored.embeddings)
-        byPerson.set(e.personId, [...(byPerson.get(e.personId) ?? []), e.vector]);
-      for (const p of stored.persons) people.add(p.id, p.name, byPerson.get(p.id) ?? []);
-      // Other replicas' registrations and deletions (PostgreSQL), applied to this index.
+      mirror.open(
+        {
+          loadAll: () => registry.loadAll(engine.modelId),
+          loadPerson: (id) => registry.loadPerson(id, engine.modelId),
+        },
+        () => new People(engine.dim, coarse.scorer),
+      );
+      // Listen first, then read: a change committed while the registry is read is heard, and
+      // applied after the read (never overwritten by it).
       await registry.subscribe(
         (change) => {
-          if (change.kind === 'delete') {
-            people.remove(change.personId);
-            return;
-          }
-          // Replace the person's rows with what is stored now (this replica's own change included).
-          void registry.loadPerson(change.personId, engine.modelId).then(
-            (found) => {
-              people.remove(change.personId);
-              if (found !== null) people.add(found.person.id, found.person.name, found.embeddings);
-            },
-            (error: unknown) => {
+          if (change.kind === 'delete') mirror.deleted(change.personId);
+          else
+            mirror.changed(change.personId).catch((error: unknown) => {
               logger.error(
                 { err: error, personId: change.personId },
                 'could not reload a person changed elsewhere',
               );
-            },
-          );
+            });
         },
         (error) => {
           logger.error({ err: error }, 'lost the registry change feed');
@@ -127,11 +128,16 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
           );
         },
       );
+      await mirror.load();
+      const otherModelPersons = await registry.countOtherModels(engine.modelId);
       return {
         engine,
-        people,
+        get people(): People {
+          return mirror.people as People;
+        },
         otherModelPersons,
         dispose: async () => {
+          mirror.close();
           await engine.dispose();
           await coarse.dispose();
         },
@@ -173,6 +179,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         config,
         host,
         registry,
+        mirror,
         readiness,
         gate,
         gpu,

@@ -157,7 +157,8 @@ export function deletePersonRoute(rt: FaceRuntime): AnyRoute {
     handler: async ({ params }) => {
       const { deleted, id } = await rt.registry.delete(params.name);
       if (!deleted || id === null) throw new NotFoundError(`Person '${params.name}' not found`);
-      rt.host.engine?.people.remove(id);
+      // Also while the models load: the registry being read into memory forgets them too.
+      rt.mirror.deleted(id);
       return { success: true as const, message: `Person '${params.name}' deleted successfully` };
     },
   });

@@ -31,7 +31,8 @@ async function store(
     embeddings,
     at: new Date().toISOString(),
   });
-  models.people.add(record.id, record.name, embeddings);
+  // Read back through the mirror, in order with deletes and other replicas' changes of the person.
+  await rt.mirror.changed(record.id);
   return record;
 }
 

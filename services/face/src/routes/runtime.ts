@@ -15,6 +15,7 @@ import { decodeImage, type DecodedImage } from '../adapters/image.js';
 import type { Registry } from '../adapters/registry.js';
 import type { FaceConfig } from '../config.js';
 import type { People } from '../domain/people.js';
+import type { RegistryMirror } from '../domain/registry-mirror.js';
 import type { FaceMetrics } from '../metrics.js';
 
 /** What the routes share: the loaded models and the registry in memory, and the pipeline on them. */
@@ -31,6 +32,8 @@ export interface FaceRuntime {
   readonly config: FaceConfig;
   readonly host: ModelHost<FaceModels>;
   readonly registry: Registry;
+  /** The registry in memory: changes go through it, so they apply in order (and during loading). */
+  readonly mirror: RegistryMirror;
   readonly readiness: Readiness;
   readonly gate: ConcurrencyGate;
   readonly gpu: GpuStatusReader;
