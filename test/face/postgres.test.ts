@@ -1,5 +1,6 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { PostgresRegistry } from '../../services/face/src/adapters/postgres-registry.js';
 import type { FacePhoto } from '../fixtures/photos/face-photos.js';
 import { postgresBinDir, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
@@ -98,6 +99,79 @@ interface Recognized {
       expect(health.data.database).toBe('connected');
     } finally {
       await c.close();
+    }
+  }, 60_000);
+  it('reconnects a dropped LISTEN connection, reports degraded meanwhile, and reads the registry again', async () => {
+    const admin = new pg.Client({ connectionString: pgServer.url });
+    await admin.connect();
+    const listeners = async () =>
+      (
+        await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN face_registry'",
+        )
+      ).rows.map((r) => r.pid);
+    const before = new Set(await listeners());
+    const c = await startFace(
+      {},
+      await PostgresRegistry.open(pgServer.url, { reconnect: { initialMs: 3000, maxMs: 3000 } }),
+    );
+    interface Health {
+      success: boolean;
+      data: { status: string; database: string; model_loaded: boolean };
+    }
+    const health = async () => {
+      const res = await fetch(`${c.url}/health`);
+      return { code: res.status, ...((await res.json()) as Health) };
+    };
+    try {
+      expect(await recognize(c, 'biden')).toMatchObject({ recognized: true, person_name: 'Joe Biden' });
+      const mine = (await listeners()).filter((pid) => !before.has(pid));
+      expect(mine).toHaveLength(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [mine[0]]); // as a PostgreSQL restart does
+      const down = await eventually(health, (h) => h.data.status === 'degraded');
+      expect(down).toMatchObject({
+        code: 503,
+        success: false,
+        data: { status: 'degraded', database: 'connected', model_loaded: true },
+      });
+      // Its index may be stale: it recognizes nobody until it listens and has read the registry again.
+      const stale = await post(`${c.url}/recognize_faces`, form({}, [{ field: 'file', path: photos.biden }]));
+      expect(stale.status).toBe(503);
+
+      // While c hears nothing, through a: Joe Biden deleted, Barack Obama registered.
+      const del = await fetch(`${a.url}/delete_person/${encodeURIComponent('Joe Biden')}`, {
+        method: 'DELETE',
+      });
+      expect(del.status).toBe(200);
+      const reg = await post(
+        `${a.url}/register_person`,
+        form({ person_name: 'Barack Obama' }, [{ field: 'file', path: photos.obama }]),
+      );
+      expect(reg.status).toBe(200);
+      expect((await health()).data.status).toBe('degraded');
+
+      let up = await health();
+      for (let i = 0; i < 200 && up.code !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        up = await health();
+      }
+      expect(up).toMatchObject({ code: 200, data: { status: 'healthy' } });
+      expect(await listeners()).toHaveLength(before.size + 1);
+      expect(await recognize(c, 'biden')).toMatchObject({ recognized: false, person_name: 'Unknown' });
+      expect(await recognize(c, 'obama2')).toMatchObject({ recognized: true, person_name: 'Barack Obama' });
+      // And it hears changes again.
+      const again = await fetch(`${a.url}/delete_person/${encodeURIComponent('Barack Obama')}`, {
+        method: 'DELETE',
+      });
+      expect(again.status).toBe(200);
+      const gone = await eventually(
+        () => recognize(c, 'obama3'),
+        (f) => f?.recognized === false,
+      );
+      expect(gone).toMatchObject({ recognized: false, person_name: 'Unknown' });
+    } finally {
+      await c.close();
+      await admin.end();
     }
   }, 60_000);
 });

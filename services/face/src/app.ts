@@ -13,7 +13,7 @@ import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { DETECTOR_MODEL_IDS } from './adapters/detector.js';
 import { loadFaceEngine } from './adapters/face-engine.js';
 import { loadCoarseScorer } from './adapters/ort-scorer.js';
-import type { Registry } from './adapters/registry.js';
+import type { Registry, RegistryFeed } from './adapters/registry.js';
 import { SqliteRegistry } from './adapters/sqlite-registry.js';
 import type { FaceConfig } from './config.js';
 import { People } from './domain/people.js';
@@ -73,6 +73,44 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     },
     retryDelay: (attempt) => sleep(Math.min(30_000, 250 * 2 ** attempt)),
   });
+  // Whether this replica hears other replicas' changes (always with SQLite). While it does not,
+  // its index may hold persons deleted elsewhere: it is not ready (recognition answers 503).
+  const feedState = { up: true, epoch: 0, closed: false };
+  const feedDown =
+    'lost the connection that keeps the registry index in step with other replicas (PostgreSQL LISTEN): reconnecting';
+  const feed: RegistryFeed = {
+    lost: (error) => {
+      feedState.up = false;
+      feedState.epoch++;
+      logger.error({ err: error }, 'the registry change feed is down: reconnecting');
+      readiness.setNotReady(feedDown);
+    },
+    restored: () => {
+      const epoch = feedState.epoch;
+      logger.warn('the registry change feed is back: reading the registry again');
+      void (async () => {
+        // What changed while nobody listened is not replayed: read it all again.
+        for (let attempt = 0; epoch === feedState.epoch && !feedState.closed; attempt++) {
+          try {
+            await mirror.load();
+          } catch (error) {
+            logger.error({ err: error }, 'could not read the registry again after reconnecting: retrying');
+            await sleep(Math.min(30_000, 250 * 2 ** attempt));
+            continue;
+          }
+          if (epoch !== feedState.epoch) return;
+          feedState.up = true;
+          logger.info('the registry index is in step again');
+          if (host.state === 'ready') readiness.setReady();
+          return;
+        }
+      })();
+    },
+  };
+  // The model host says ready once the models load; not while the feed is down.
+  readiness.onChange((ready) => {
+    if (ready && !feedState.up) readiness.setNotReady(feedDown);
+  });
   const host = new ModelHost<FaceModels>({
     modelPaths: [config.detectorPath, config.recognizerPath],
     readiness,
@@ -110,24 +148,16 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
       );
       // Listen first, then read: a change committed while the registry is read is heard, and
       // applied after the read (never overwritten by it).
-      await registry.subscribe(
-        (change) => {
-          if (change.kind === 'delete') mirror.deleted(change.personId);
-          else
-            mirror.changed(change.personId).catch((error: unknown) => {
-              logger.error(
-                { err: error, personId: change.personId },
-                'could not reload a person changed elsewhere',
-              );
-            });
-        },
-        (error) => {
-          logger.error({ err: error }, 'lost the registry change feed');
-          readiness.setNotReady(
-            'lost the connection that keeps the registry index in step with other replicas: restart the service',
-          );
-        },
-      );
+      await registry.subscribe((change) => {
+        if (change.kind === 'delete') mirror.deleted(change.personId);
+        else
+          mirror.changed(change.personId).catch((error: unknown) => {
+            logger.error(
+              { err: error, personId: change.personId },
+              'could not reload a person changed elsewhere',
+            );
+          });
+      }, feed);
       await mirror.load();
       const otherModelPersons = await registry.countOtherModels(engine.modelId);
       return {
@@ -180,6 +210,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         host,
         registry,
         mirror,
+        feed: feedState,
         readiness,
         gate,
         gpu,
@@ -211,6 +242,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     host,
     registry,
     close: async () => {
+      feedState.closed = true;
       await host.close();
       await registry.close();
     },

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import {
   embeddingFromBytes,
@@ -9,6 +10,7 @@ import {
   type RegisterInput,
   type Registry,
   type RegistryChange,
+  type RegistryFeed,
   type StoredEmbedding,
 } from './registry.js';
 
@@ -17,7 +19,8 @@ import {
  * one transaction per registration (the person row locked with FOR UPDATE, so two replicas adding
  * photos to one person never interleave), and a NOTIFY on `face_registry` after each commit. Every
  * replica LISTENs and reloads or drops that person in its in-memory index, so a person registered
- * through one replica is recognized by all of them.
+ * through one replica is recognized by all of them. A dropped LISTEN connection (PostgreSQL
+ * restarted) is reconnected with backoff; the replica reads the registry again once it listens.
  */
 
 const CHANNEL = 'face_registry';
@@ -47,16 +50,28 @@ SELECT p.id, p.name, p.email, p.pid, p.model, p.dim, p.created_at, p.updated_at,
        (SELECT count(*) FROM face_embeddings e WHERE e.person_id = p.id) AS n
 FROM face_persons p`;
 
+/** How long to wait before reconnecting the LISTEN connection: doubling from `initialMs` up to `maxMs`. */
+export interface ReconnectBackoff {
+  readonly initialMs: number;
+  readonly maxMs: number;
+}
+
 export class PostgresRegistry implements Registry {
   private listener: pg.Client | undefined;
+  private readonly closing = new AbortController();
+
+  private isClosed(): boolean {
+    return this.closing.signal.aborted;
+  }
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
+    private readonly backoff: ReconnectBackoff,
   ) {}
 
   /** Connects and creates the tables when missing (several replicas may race: IF NOT EXISTS under a lock). */
-  static async open(url: string): Promise<PostgresRegistry> {
+  static async open(url: string, options: { reconnect?: ReconnectBackoff } = {}): Promise<PostgresRegistry> {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     try {
       const client = await pool.connect();
@@ -75,7 +90,7 @@ export class PostgresRegistry implements Registry {
       await pool.end();
       throw error;
     }
-    return new PostgresRegistry(pool, url);
+    return new PostgresRegistry(pool, url, options.reconnect ?? { initialMs: 500, maxMs: 30_000 });
   }
 
   async loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }> {
@@ -210,22 +225,68 @@ export class PostgresRegistry implements Registry {
     }
   }
 
-  async subscribe(listener: (change: RegistryChange) => void, onLost: (error: Error) => void): Promise<void> {
+  async subscribe(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
+    // The first connection must work (the service does not start without it); later drops reconnect.
+    await this.listen(listener, feed);
+  }
+
+  /** Connects, LISTENs, and on a drop tells `feed` and reconnects with backoff. */
+  private async listen(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
     const client = new pg.Client({ connectionString: this.url });
-    await client.connect();
+    let listening = false;
+    let dropped = false;
+    const drop = (error: Error): void => {
+      // Before LISTEN succeeded the caller sees the failure; after close() nothing is lost.
+      if (!listening || dropped || this.isClosed()) return;
+      dropped = true;
+      if (this.listener === client) this.listener = undefined;
+      client.end().catch(() => undefined);
+      feed.lost(error);
+      void this.reconnect(listener, feed);
+    };
+    client.on('error', drop);
+    client.on('end', () => {
+      drop(new Error('the PostgreSQL connection listening for registry changes ended'));
+    });
     client.on('notification', (message) => {
       if (message.channel !== CHANNEL || message.payload === undefined) return;
       const [kind, id] = message.payload.split(':');
       if ((kind === 'upsert' || kind === 'delete') && id !== undefined)
         listener({ kind, personId: Number(id) });
     });
-    // A dropped connection misses changes from then on.
-    client.on('error', onLost);
-    await client.query(`LISTEN ${CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.isClosed()) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    listening = true;
     this.listener = client;
   }
 
+  private async reconnect(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
+    for (let attempt = 0; !this.isClosed(); attempt++) {
+      const delay = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** attempt);
+      try {
+        await sleep(delay, undefined, { signal: this.closing.signal });
+        await this.listen(listener, feed);
+      } catch (error) {
+        if (this.isClosed()) return;
+        feed.lost(error instanceof Error ? error : new Error(String(error)));
+        continue;
+      }
+      if (!this.isClosed()) feed.restored();
+      return;
+    }
+  }
+
   async close(): Promise<void> {
+    this.closing.abort();
     await this.listener?.end();
     await this.pool.end();
   }

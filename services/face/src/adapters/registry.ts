@@ -37,6 +37,11 @@ export interface RegistryChange {
   readonly personId: number;
 }
 
+export interface RegistryFeed {
+  lost(error: Error): void;
+  restored(): void;
+}
+
 export interface Registry {
   /** Every person of `model`, and their embeddings, for the in-memory index. */
   loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }>;
@@ -55,10 +60,12 @@ export interface Registry {
   countOtherModels(model: string): Promise<number>;
   ping(): Promise<boolean>;
   /**
-   * Changes made by other processes sharing the store (none for SQLite: one writer). `onLost`
-   * says the feed broke (the index may then be stale).
+   * Changes made by other processes sharing the store (none for SQLite: one writer), listened for
+   * when this resolves. `feed.lost` says the feed broke (changes are missed from then on, so the
+   * index may be stale; also called for each failed attempt to reconnect); `feed.restored` that it
+   * listens again (what changed in between is not replayed: read the store again).
    */
-  subscribe(listener: (change: RegistryChange) => void, onLost: (error: Error) => void): Promise<void>;
+  subscribe(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void>;
   close(): Promise<void>;
 }
 

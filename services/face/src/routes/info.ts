@@ -56,7 +56,8 @@ export function healthRoute(rt: FaceRuntime): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/health',
-    summary: 'Health: 200 when the database answers and the models are loaded, 503 otherwise',
+    summary:
+      'Health: 200 when the database answers, the models are loaded and registry changes are heard, 503 otherwise',
     tags: ['info'],
     response: HealthResponseSchema,
     responses: { 503: { description: 'Not ready, with the reason', schema: HealthResponseSchema } },
@@ -71,7 +72,7 @@ export function healthRoute(rt: FaceRuntime): AnyRoute {
         success: healthy,
         message: healthy ? 'Service is healthy' : `Service is not ready: ${reason ?? 'starting'}`,
         data: {
-          status: healthy ? 'healthy' : 'unhealthy',
+          status: healthy ? 'healthy' : database && loaded && !rt.feed.up ? 'degraded' : 'unhealthy',
           database: database ? 'connected' : 'disconnected',
           gpu: gpu ? 'available' : 'unavailable',
           device: deviceOf(rt),

@@ -34,6 +34,8 @@ export interface FaceRuntime {
   readonly registry: Registry;
   /** The registry in memory: changes go through it, so they apply in order (and during loading). */
   readonly mirror: RegistryMirror;
+  /** Whether this replica hears the other replicas' registry changes. */
+  readonly feed: { readonly up: boolean };
   readonly readiness: Readiness;
   readonly gate: ConcurrencyGate;
   readonly gpu: GpuStatusReader;

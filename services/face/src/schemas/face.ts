@@ -165,7 +165,8 @@ export const HealthResponseSchema = z.object({
   success: z.boolean(),
   message: z.string(),
   data: z.object({
-    status: z.enum(['healthy', 'unhealthy']),
+    /** `degraded`: models loaded and the database answers, but registry changes are not heard (503). */
+    status: z.enum(['healthy', 'degraded', 'unhealthy']),
     database: z.enum(['connected', 'disconnected']),
     gpu: z.enum(['available', 'unavailable']),
     device: z.string(),
