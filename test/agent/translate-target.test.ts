@@ -60,6 +60,30 @@ describe('statedTargetLanguage', () => {
     ['Dịch sang tiếng Anh: ho'.normalize('NFD'), 'en'],
     ['dịch đoạn này', null],
     ['tiếng Anh', null],
+    // Only the instruction part (before ':' or a line break) states the target: a language named
+    // in the text to translate is not one, so the request's language applies.
+    ['Dịch giúp tôi: The patient was referred to English-speaking staff.', null],
+    ['Dịch giúp tôi ghi chú này: The note was written in English by the night nurse.', null],
+    ['Dịch: Patient was transferred to French Hospital', null],
+    ['Translate: patient speaks to English doctors only', null],
+    ['dịch đoạn này: bệnh nhân chuyển sang tiếng Anh khi nói chuyện với bác sĩ', null],
+    ['Dịch đoạn sau: Bệnh nhân nói tiếng Anh, cần phiên dịch.', null],
+    ['dịch: bệnh nhân ra tiếng Anh', null],
+    ['Translate the following note\nPatient is Thai, speaks Lao', null],
+    ['Translate to Vietnamese: the patient was referred to English-speaking staff', 'vi'],
+    ['Dịch sang tiếng Anh\nbệnh nhân chuyển sang tiếng Pháp', 'en'],
+    // "X-speaking", "Frenchman" are not language names.
+    ['Translate the note of a patient referred to English-speaking staff', null],
+    ['Translate the letter to Frenchman Dr. Roux', null],
+    // Without ':' or a line break, the first 80 characters are the instruction.
+    [`Translate this ${'very '.repeat(20)}long note in English`, null],
+    // "Hán" is Chinese, "Hàn" Korean; "han" without its diacritic could be either.
+    ['Dịch sang tiếng Hán: đau bụng', 'zh'],
+    ['Dịch sang tiếng Hàn: đau bụng', 'ko'],
+    ['DỊCH SANG TIẾNG HÀN QUỐC: đau bụng', 'ko'],
+    ['dich sang tieng han quoc: dau bung', 'ko'],
+    ['dich sang tieng han: dau bung', null],
+    ['Dịch sang tiếng Hán: đau bụng'.normalize('NFD'), 'zh'],
   ])('%s -> %s', (message, target) => {
     expect(statedTargetLanguage(message)).toBe(target);
   });

@@ -10,7 +10,9 @@ import { foldText } from './rules.js';
  * A target form ("sang tiếng X", "into X", "tiếng X là gì", "X word for") wins over a looser one
  * ("bằng tiếng X", "in X", which may describe the source: "đoạn văn bằng tiếng Pháp sau sang tiếng
  * Việt"); among equals the first in the message, since the instruction comes before (or around)
- * the text to translate, which may itself name languages.
+ * the text to translate, which may itself name languages. Only the instruction part is read
+ * (before the first ':' or line break, else the first 80 characters): "Dịch giúp tôi: The patient was
+ * referred to English-speaking staff." states no target.
  */
 
 /** Language codes by their folded Vietnamese name (after "tiếng") and English name. */
@@ -22,7 +24,10 @@ const VI_NAMES: Readonly<Record<string, string>> = {
   'trung quoc': 'zh',
   hoa: 'zh',
   nhat: 'ja',
-  han: 'ko',
+  // "Hán" (Chinese) and "Hàn" (Korean) fold alike: they are told apart before folding (see
+  // `markHanHan`); a bare "han" without its diacritic is ambiguous and names no target.
+  'han tu': 'zh',
+  'han quoc': 'ko',
   duc: 'de',
   nga: 'ru',
   'tay ban nha': 'es',
@@ -58,8 +63,9 @@ interface TargetPattern {
   readonly re: RegExp;
   readonly vi: boolean;
 }
+// The name must end there: not "to English-speaking staff", "into Frenchman".
 const pattern = (source: string, vi: boolean): TargetPattern => ({
-  re: new RegExp(`\\b${source}\\b`),
+  re: new RegExp(`\\b${source}(?![-\\w])`),
   vi,
 });
 
@@ -72,9 +78,36 @@ const TARGET_FORMS: readonly TargetPattern[] = [
 ];
 const LOOSE_FORMS: readonly TargetPattern[] = [pattern(`bang ${VI}`, true), pattern(`in ${EN}`, false)];
 
+/** How much of a message without ':' or a line break is taken as its instruction. */
+const INSTRUCTION_CHARS = 80;
+
+/**
+ * The instruction part of a message: before its first ':' or line break, or its first
+ * `INSTRUCTION_CHARS` characters when it has neither. The text to translate follows it and may name
+ * languages of its own ("Dịch giúp tôi: The patient was referred to English-speaking staff."),
+ * which are not the target.
+ */
+function instructionPart(message: string): string {
+  const end = message.search(/[:：\r\n]/);
+  return end >= 0 ? message.slice(0, end) : message.slice(0, INSTRUCTION_CHARS);
+}
+
+const NOT_LETTER_BEFORE = '(?<![\\p{L}\\p{N}_])';
+const NOT_LETTER_AFTER = '(?![\\p{L}\\p{N}_])';
+const HAN_ZH = new RegExp(`${NOT_LETTER_BEFORE}hán(?: tự)?${NOT_LETTER_AFTER}`, 'gu');
+const HAN_KO = new RegExp(`${NOT_LETTER_BEFORE}hàn(?: quốc)?${NOT_LETTER_AFTER}`, 'gu');
+
+/** "hán" (Chinese) and "hàn" (Korean) as names that survive folding: "hán tự", "hàn quốc". */
+function markHanHan(lowerNfc: string): string {
+  return lowerNfc.replace(HAN_ZH, 'hán tự').replace(HAN_KO, 'hàn quốc');
+}
+
 /** The ISO 639-1 code of the target language the message states, or null when it states none. */
 export function statedTargetLanguage(message: string): string | null {
-  const folded = foldText(message).replace(/\s+/g, ' ');
+  const instruction = markHanHan(
+    instructionPart(message.normalize('NFC')).toLowerCase().replace(/\s+/g, ' '),
+  );
+  const folded = foldText(instruction).replace(/\s+/g, ' ');
   return firstMatch(folded, TARGET_FORMS) ?? firstMatch(folded, LOOSE_FORMS);
 }
 
