@@ -258,3 +258,140 @@ describe('a session deleted while its turn runs', () => {
     expect((await agentGet(`${agent.url}/sessions/evict-1`)).status).toBe(200);
   });
 });
+
+describe("an LLM's 400/422 in the shapes OpenAI-compatible servers use", () => {
+  let agent: AgentTestServer;
+  beforeAll(async () => {
+    agent = await startAgent({
+      LLM_URL: llm.url,
+      AGENT_LLM_RETRIES: '0',
+      AGENT_LLM_COOLDOWN_MS: '0',
+      AGENT_LLM_PROBE_MS: '600000',
+    });
+  });
+  afterAll(() => agent.close());
+  afterEach(() => {
+    llm.script = { kind: 'reply', text: 'ok' };
+  });
+
+  /** Status and detail of a /chat turn (plain and streamed) and how many upstream calls it made. */
+  async function refused(
+    status: number,
+    body: unknown,
+    stream = false,
+  ): Promise<{ status: number; detail: string; calls: number }> {
+    llm.script = { kind: 'status', status, body };
+    const from = llm.calls.length;
+    const res = await agentPost(`${agent.url}/chat`, { message: 'hello', language: 'en', stream });
+    const json = (await res.json()) as { detail?: string; error?: { message?: string } };
+    return {
+      status: res.status,
+      detail: json.detail ?? json.error?.message ?? '',
+      calls: llm.calls.length - from,
+    };
+  }
+
+  it.each([
+    [
+      "TGI's 422 (a string `error`)",
+      422,
+      {
+        error:
+          'Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 500 `max_new_tokens`',
+        error_type: 'validation',
+      },
+      /answered 422: Input validation error: `inputs` tokens \+ `max_new_tokens` must be <= 4096/,
+    ],
+    [
+      "older vLLM's 400 (a top-level `message`)",
+      400,
+      {
+        object: 'error',
+        message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      },
+      /answered 400: This model's maximum context length is 4096 tokens/,
+    ],
+    [
+      'a prompt over "must have less than" its tokens',
+      422,
+      {
+        error: 'Input validation error: `inputs` must have less than 4096 tokens. Given: 5000',
+        error_type: 'validation',
+      },
+      /must have less than 4096 tokens/,
+    ],
+    [
+      'an input token count that exceeds the limit',
+      400,
+      {
+        error: {
+          message: 'The input token count (5000) exceeds the maximum number of tokens allowed (4096).',
+        },
+      },
+      /input token count \(5000\) exceeds/,
+    ],
+    [
+      'max_tokens too large',
+      400,
+      {
+        error: {
+          message: 'max_tokens is too large: 5000. This model supports at most 4096 completion tokens',
+        },
+      },
+      /max_tokens is too large/,
+    ],
+    [
+      'a value of a parameter the client sent',
+      400,
+      {
+        error: {
+          message: 'Invalid temperature: 3 is greater than the maximum of 2',
+          type: 'invalid_request_error',
+          param: 'temperature',
+        },
+      },
+      /answered 400: Invalid temperature/,
+    ],
+    [
+      "TGI's validation error on a parameter",
+      422,
+      { error: 'Input validation error: `top_p` must be > 0.0 and < 1.0', error_type: 'validation' },
+      /answered 422: Input validation error: `top_p`/,
+    ],
+  ])(
+    "is the client's error: 400 with the LLM's message, no other upstream tried (%s)",
+    async (_, status, body, detail) => {
+      for (const stream of [false, true]) {
+        const got = await refused(status, body, stream);
+        expect(got).toEqual({ status: 400, detail: expect.stringMatching(detail), calls: 1 });
+      }
+    },
+  );
+
+  it.each([
+    [
+      'a parameter this upstream does not support',
+      400,
+      {
+        error: {
+          message: "Unsupported parameter: 'max_tokens' is not supported with this model.",
+          type: 'invalid_request_error',
+          param: 'max_tokens',
+          code: 'unsupported_parameter',
+        },
+      },
+    ],
+    ['a 400 that names nothing the client sent', 400, { error: { message: 'engine refused the request' } }],
+    ['a model name it does not serve', 404, { error: { message: 'The model `x` does not exist.' } }],
+  ])('is the configuration: falls back to every upstream, then 502 (%s)', async (_, status, body) => {
+    const got = await refused(status, body);
+    expect(got).toEqual({
+      status: 502,
+      detail: expect.stringMatching(/^Every LLM upstream failed/),
+      calls: 3,
+    });
+  });
+});

@@ -34,6 +34,10 @@ export class UpstreamFailure extends Error {
     readonly upstreamMessage: string | null = null,
     /** The upstream's error code or type (OpenAI's `error.code`), when it gave one. */
     readonly upstreamCode: string | null = null,
+    /** The request parameter the upstream's error names (OpenAI's `error.param`), when it gave one. */
+    readonly upstreamParam: string | null = null,
+    /** The parameters of the refused request that come from the client's request. */
+    readonly clientParams: readonly string[] = [],
   ) {
     super(message);
     this.name = 'UpstreamFailure';
@@ -46,17 +50,30 @@ export class UpstreamFailure extends Error {
 
   /**
    * The client's input is what the upstream refused: the prompt is over its context (400 or 422
-   * saying so) or over its body limit (413). Another upstream would refuse it too, so this is the
+   * saying so), over its body limit (413), or a 400/422 that is a validation error or names a
+   * parameter the client sent (`max_tokens`, `temperature`, `top_p`, `stop`, `messages`…) without
+   * saying the upstream does not support it. Another upstream would refuse it too, so this is the
    * client's error. Anything else the upstream refuses (404 for a model name it does not know, a
    * parameter it does not support, 401/403 for the agent's token) is the upstream's or the agent's
    * configuration, not the client's: the call falls back, and fails with 502 when every one failed.
    */
-  get inputRefused(): 'context' | 'too_large' | null {
+  get inputRefused(): 'context' | 'too_large' | 'invalid' | null {
     if (this.kind !== 'status' || this.status === null) return null;
     if (this.status === 413) return 'too_large';
     if (this.status !== 400 && this.status !== 422) return null;
     const said = `${this.upstreamCode ?? ''} ${this.upstreamMessage ?? ''}`;
-    return CONTEXT_OVERFLOW.test(said) ? 'context' : null;
+    if (CONTEXT_OVERFLOW.test(said)) return 'context';
+    if (UNSUPPORTED.test(said)) return null;
+    if (VALIDATION.test(said) || this.refusedParam !== null) return 'invalid';
+    return null;
+  }
+
+  /** The client's parameter the upstream's refusal names (its `param`, or one its message names). */
+  get refusedParam(): string | null {
+    if (this.upstreamParam !== null && this.clientParams.includes(this.upstreamParam))
+      return this.upstreamParam;
+    const message = this.upstreamMessage ?? '';
+    return this.clientParams.find((p) => new RegExp(`(?<![\\w])${p}(?![\\w])`).test(message)) ?? null;
   }
 
   /**
@@ -75,7 +92,17 @@ export class UpstreamFailure extends Error {
  * "`inputs` tokens + `max_new_tokens` must be <= …".
  */
 const CONTEXT_OVERFLOW =
-  /context_length_exceeded|exceed_context_size|maximum context length|context (?:length|size|window)|prompt is too long|too many (?:input )?tokens|max_new_tokens`? must be/i;
+  /context_length_exceeded|exceed_context_size|maximum context length|context (?:length|size|window)|prompt is too long|too many (?:input )?tokens|max_new_tokens`? must be|must have less than \d+ (?:input )?tokens|input token count\b.*\bexceeds|max_tokens`? is too large/i;
+
+/** A parameter this upstream does not support or know: its configuration, another may take it. */
+const UNSUPPORTED =
+  /unsupported|not supported|unrecognized|unknown (?:parameter|field|argument)|not permitted|extra_forbidden/i;
+
+/** A validation error: TGI's `error_type: validation` ("Input validation error: …"), pydantic's. */
+const VALIDATION = /\bvalidation\b|validation error/i;
+
+/** The request parameters that carry the client's values, as sent to the upstream. */
+const CLIENT_PARAMS = ['messages', 'max_tokens', 'temperature', 'top_p', 'stop', 'seed'] as const;
 
 export type ProbeState = 'up' | 'not_ready' | 'down' | 'unauthorized';
 
@@ -135,13 +162,14 @@ export class UpstreamClient {
     timeoutMs: number,
   ): Promise<UpstreamCompletion> {
     const deadline = new Deadline(signal, timeoutMs);
+    const body = requestBody(call, model, false);
     let text: string;
     let status: number;
     try {
       const res = await send(`${this.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: this.headers,
-        body: JSON.stringify(requestBody(call, model, false)),
+        body: JSON.stringify(body),
         signal: deadline.signal,
       });
       status = res.statusCode ?? 0;
@@ -151,7 +179,7 @@ export class UpstreamClient {
     } finally {
       deadline.clear();
     }
-    if (status < 200 || status >= 300) throw this.statusFailure(status, text);
+    if (status < 200 || status >= 300) throw this.statusFailure(status, text, body);
     return parseCompletion(text, model, (m) => new UpstreamFailure(this.id, 'bad_response', this.say(m)));
   }
 
@@ -169,12 +197,13 @@ export class UpstreamClient {
     // time as an idle deadline between fragments, besides the caller's signal (the request's
     // deadline, the client leaving).
     const deadline = new Deadline(signal, firstByteMs);
+    const body = requestBody(call, model, true);
     let res: IncomingMessage;
     try {
       res = await send(`${this.baseUrl}/v1/chat/completions`, {
         method: 'POST',
         headers: { ...this.headers, accept: 'text/event-stream' },
-        body: JSON.stringify(requestBody(call, model, true)),
+        body: JSON.stringify(body),
         signal: deadline.signal,
       });
     } catch (error) {
@@ -184,7 +213,7 @@ export class UpstreamClient {
     if (!isOk(res)) {
       const text = await readText(res).catch(() => '');
       deadline.clear();
-      throw this.statusFailure(res.statusCode ?? 0, text);
+      throw this.statusFailure(res.statusCode ?? 0, text, body);
     }
     let finishReason = 'unknown';
     let usage: LlmUsage = ZERO_USAGE;
@@ -326,15 +355,18 @@ export class UpstreamClient {
     return new UpstreamFailure(this.id, 'connection', this.say(`broke off its reply (${errorCause(error)})`));
   }
 
-  private statusFailure(status: number, text: string): UpstreamFailure {
-    const said = upstreamMessage(text);
+  private statusFailure(status: number, text: string, sent: Record<string, unknown>): UpstreamFailure {
+    const error = errorBody(text);
+    const said = error.message;
     return new UpstreamFailure(
       this.id,
       'status',
-      this.say(`answered ${status}${said === undefined ? '' : `: ${said}`}`),
+      this.say(`answered ${status}${said === null ? '' : `: ${said}`}`),
       status,
-      said ?? null,
-      errorCode(text),
+      said,
+      error.code,
+      error.param,
+      CLIENT_PARAMS.filter((p) => sent[p] !== undefined),
     );
   }
 }
@@ -472,15 +504,59 @@ function toUsage(u: NonNullable<StreamChunk['usage']>): LlmUsage {
   };
 }
 
-/** OpenAI's `error.code` (else `error.type`) of an error body, when there is one. */
-function errorCode(text: string): string | null {
+interface ErrorBody {
+  readonly message: string | null;
+  readonly code: string | null;
+  readonly param: string | null;
+}
+
+/**
+ * The message, code (else type) and parameter of an upstream's error body, in the shapes
+ * OpenAI-compatible servers use: OpenAI's and vLLM's `{error:{message,type,code,param}}`, TGI's
+ * `{error: "…", error_type}`, older vLLM's `{object:"error", message, type, code, param}`, FastAPI's
+ * `{detail}` (a string, or pydantic's list of `{msg}`), `{reason}`.
+ */
+interface ErrorFields {
+  readonly error?: unknown;
+  readonly message?: unknown;
+  readonly detail?: unknown;
+  readonly code?: unknown;
+  readonly type?: unknown;
+  readonly error_type?: unknown;
+  readonly param?: unknown;
+}
+
+function errorBody(text: string): ErrorBody {
+  let b: ErrorFields;
   try {
-    const e = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown } } | null)?.error;
-    const code = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : null;
-    return code?.slice(0, 100) ?? null;
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return { message: null, code: null, param: null };
+    b = parsed;
   } catch {
-    return null;
+    return { message: null, code: null, param: null };
   }
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  const nested = typeof b.error === 'object' && b.error !== null ? (b.error as ErrorFields) : undefined;
+  const details = Array.isArray(b.detail)
+    ? b.detail.flatMap((d) => {
+        const msg = str((d as { msg?: unknown } | null)?.msg);
+        const loc = (d as { loc?: unknown } | null)?.loc;
+        const at = Array.isArray(loc)
+          ? loc.filter((l) => typeof l === 'string' && l !== 'body').join('.')
+          : '';
+        return msg === undefined ? [] : [at === '' ? msg : `${at}: ${msg}`];
+      })
+    : [];
+  const message =
+    upstreamMessage(text) ??
+    str(b.error) ??
+    str(b.message) ??
+    (details.length > 0 ? `validation error: ${details.join('; ')}` : undefined);
+  const code =
+    str(nested?.code) ?? str(nested?.type) ?? str(b.code) ?? str(b.type) ?? str(b.error_type) ?? undefined;
+  const param = str(nested?.param) ?? str(b.param);
+  return { message: message?.slice(0, 300) ?? null, code: code?.slice(0, 100) ?? null, param: param ?? null };
 }
 
 function errorText(error: unknown): string {

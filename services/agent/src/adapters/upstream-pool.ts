@@ -318,10 +318,15 @@ export class UpstreamPool implements LlmRouter {
         return { value, upstream: id, fellBackFrom: failed };
       } catch (error) {
         if (!(error instanceof UpstreamFailure)) throw error;
-        // The client's input is too long for the model: every upstream would refuse it.
+        // The client's input is too long for the model, or a value it sent is invalid: every
+        // upstream would refuse it.
         const refused = error.inputRefused;
         if (refused === 'too_large') throw new PayloadTooLargeError(error.message, { param: 'message' });
         if (refused === 'context') throw new BadRequestError(error.message, { param: 'message' });
+        if (refused === 'invalid') {
+          const param = error.refusedParam;
+          throw new BadRequestError(error.message, param === null ? {} : { param });
+        }
         last = error;
         failed.push(id);
         if (error.kind === 'connection' || error.kind === 'timeout') deadUrls.add(u.client.baseUrl);
