@@ -189,10 +189,10 @@ export function buildApp(options: AppOptions): KitApp {
         next();
       },
       ...(auth && route.auth !== false ? [auth] : []),
-      // Readiness and the concurrency slot come before the body parsers (see admissionHandler).
+      // The deadline and readiness come before the body parsers, the slot after them (see admissionHandler).
       admissionHandler(route, runtime),
       ...(route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers)),
-      routeHandler(route),
+      routeHandler(route, runtime),
     ];
     app[route.method](route.path, ...chain);
   }

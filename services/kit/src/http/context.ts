@@ -17,7 +17,7 @@ export interface RequestContext {
   route: string | undefined;
   /** When the request arrived (`performance.now()` ms). */
   readonly receivedAt: number;
-  /** When it was admitted, before its body was read (`performance.now()` ms); undefined until then. */
+  /** When it got its slot, after its body was read and validated (`performance.now()` ms); undefined until then. */
   admittedAt: number | undefined;
   abort(reason: Error): void;
 }

@@ -35,8 +35,8 @@ export interface HandlerContext<B, Q, P> {
   /** When the request arrived (`performance.now()` ms): queue time is `admittedAt - receivedAt`. */
   readonly receivedAt: number;
   /**
-   * When it was admitted (`performance.now()` ms): got its slot, or passed the readiness check on
-   * ungated routes. Its body is read after this, so upload time counts as work, not queue.
+   * When it was admitted (`performance.now()` ms): got its slot, or had its body read on ungated
+   * routes. The upload comes before this, so it counts neither as the service's work nor as its slot.
    */
   readonly admittedAt: number;
 }
@@ -110,17 +110,15 @@ export function isGated(route: AnyRoute): boolean {
 }
 
 /**
- * Admission, before the body is read: the route's deadline, readiness (503) and, for gated routes,
- * a concurrency slot. A request waiting for its slot leaves its body unread on the socket (TCP
- * holds the client back), so the bodies held in memory are at most MAX_CONCURRENCY requests' worth
- * however long the queue is, and a service that is not ready or full refuses without reading an
- * upload. The deadline runs from arrival and covers the wait, the upload and the work: when it
- * passes before the body has all arrived, the 504 closes the connection, which stops the upload.
+ * Before the body is read: the route's deadline and readiness (a service that is not ready answers
+ * 503 without reading an upload). The concurrency slot is taken later, once the body is in
+ * (`routeHandler`): a slow or stalled upload must not hold one of the few slots that guard a model.
+ * The deadline runs from arrival and covers the upload, the wait and the work: when it passes
+ * before the body has all arrived, the 504 closes the connection, which stops the upload.
  */
 export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
-  const gated = isGated(route);
-  const requiresReady = route.requiresReady ?? gated;
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  const requiresReady = route.requiresReady ?? isGated(route);
+  return (req: Request, res: Response, next: NextFunction): void => {
     const ctx = requestContext(req);
     if (route.timeoutMs !== undefined) {
       const timer = setTimeout(() => {
@@ -141,12 +139,6 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
       if (requiresReady && !runtime.readiness.ready) {
         throw new ServiceUnavailableError(`Service not ready: ${runtime.readiness.reason ?? 'starting'}`);
       }
-      if (gated) {
-        const release = await runtime.gate.acquire(ctx.signal);
-        res.once('close', release);
-        if (res.closed) release();
-      }
-      ctx.admittedAt = performance.now();
       next();
     } catch (error) {
       if (res.headersSent || ctx.signal.aborted) return; // answered at the deadline, or client gone
@@ -165,14 +157,24 @@ export function answersAbort(reason: unknown): reason is GatewayTimeoutError | S
   return reason instanceof GatewayTimeoutError || reason instanceof ServiceUnavailableError;
 }
 
-/** The final handler of a route, once admitted and its body read: validate, run, serialize. */
-export function routeHandler(route: AnyRoute) {
+/**
+ * The final handler of a route, once its body is read: validate, wait for a slot (gated routes),
+ * run, serialize. Queue time runs from arrival to the slot; the work from the slot on.
+ */
+export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
+  const gated = isGated(route);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const ctx = requestContext(req);
     try {
       ctx.signal.throwIfAborted(); // the deadline answered, or the client left, during the upload
       const input = parseInput(route, req);
-      const admittedAt = ctx.admittedAt ?? performance.now();
+      if (gated) {
+        const release = await runtime.gate.acquire(ctx.signal);
+        res.once('close', release);
+        if (res.closed) release();
+      }
+      const admittedAt = performance.now();
+      ctx.admittedAt = admittedAt;
       const result: unknown = await route.handler({
         ...input,
         req,
