@@ -135,11 +135,11 @@ describe('a tokens file caught mid-swap', () => {
       rmSync(join(v1, 'tokens'), { recursive: true });
       expect(await status('agent-token')).toBe(200);
 
-      // Half-written: present but still empty. No tokens is not "everyone is refused" (nor open).
+      // Half-written: present but still empty. At first sight that is not "everyone is refused"
+      // (nor open): the next version of the file is awaited.
       writeFileSync(join(v1, 'tokens'), '');
       touch(join(v1, 'tokens'), 20);
       expect(await status('agent-token')).toBe(200);
-      expect(await status('wrong-token')).toBe(401);
       // One warning for the whole failing stretch, naming no token.
       expect(warnings()).toHaveLength(1);
       expect(warnings()[0]).toMatch(/AUTH_TOKENS_FILE: cannot read .*last good tokens stay in force/);
@@ -157,6 +157,9 @@ describe('a tokens file caught mid-swap', () => {
       expect(await status('rotated-token')).toBe(200);
       expect(warnings()).toHaveLength(2);
       expect(warnings()[1]).toMatch(/holds no tokens/);
+      // Still the same empty file at the next check: it revokes every token, it does not fail open.
+      expect(await status('rotated-token')).toBe(401);
+      expect(await status('rotated-token')).toBe(401);
     } finally {
       await srv.close();
     }

@@ -53,6 +53,8 @@ export class TokenStore {
   private readonly file: string | undefined;
   private readonly defaultScopes: readonly string[];
   private readonly recheckMs: number;
+  /** The version of a file read empty once, not yet taken as meant. */
+  private emptyVersion: string | undefined;
 
   constructor(options: TokenStoreOptions) {
     this.file = options.file;
@@ -113,11 +115,14 @@ export class TokenStore {
       this.failed(`cannot read ${this.file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
       return;
     }
-    if (grants.length === 0 && !initial) {
-      // Half-written or emptied mid-swap: keep the tokens in force, look again at the next check.
-      this.failed(`${this.file} holds no tokens`);
+    if (grants.length === 0 && !initial && this.emptyVersion !== version) {
+      // Maybe half-written: keep the tokens in force and look again at the next check. Still the
+      // same empty file then, it is meant: no token is valid any more (revoking all of them).
+      this.emptyVersion = version;
+      this.failed(`${this.file} holds no tokens (if it still holds none at the next check, none is valid)`);
       return;
     }
+    this.emptyVersion = undefined;
     this.fromFile = grants.map(store);
     this.fileVersion = version;
     this.failing = false;
