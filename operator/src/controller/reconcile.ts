@@ -165,22 +165,28 @@ export class Reconciler {
     private readonly resyncMs = DEFAULT_RESYNC_MS,
   ) {}
 
-  /** When each suite (by key) last had every object applied whatever its applied-hash said. */
+  /** When each suite (by key) last began a pass applying every object whatever its applied-hash said. */
   private readonly fullyApplied = new Map<string, number>();
 
   /**
-   * Whether this reconcile applies every object even where its applied-hash matches: once per
-   * `resyncMs` (counted from the first reconcile of the suite by this process). The hash says what
-   * was applied, not what is there now: a hand edit keeps the annotation, and only an apply (force,
-   * the operator's field manager) takes the fields back.
+   * When this reconcile applies every object even where its applied-hash matches, the time it
+   * began (recorded once it is done), else undefined: once per `resyncMs` (counted from the first
+   * reconcile of the suite by this process). The hash says what was applied, not what is there
+   * now: a hand edit keeps the annotation, and only an apply (force, the operator's field manager)
+   * takes the fields back. Counted from a pass's start and due at 0.9 of the period: the watch's
+   * resync timer wakes every suite once a period, and that wake-up must find the pass due (counted
+   * from the pass's end, or with a timer a little early, it would be due only every other period).
    */
-  private fullApplyDue(suite: OwnedSuite): boolean {
-    if (this.resyncMs <= 0) return false;
+  private fullApplyDue(suite: OwnedSuite): number | undefined {
+    if (this.resyncMs <= 0) return undefined;
     const at = this.now().getTime();
     const key = `${suite.metadata.namespace}/${suite.metadata.name}`;
     const last = this.fullyApplied.get(key);
-    if (last === undefined) this.fullyApplied.set(key, at);
-    return last !== undefined && at - last >= this.resyncMs;
+    if (last === undefined) {
+      this.fullyApplied.set(key, at);
+      return undefined;
+    }
+    return at - last >= this.resyncMs * 0.9 ? at : undefined;
   }
 
   async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
@@ -223,7 +229,8 @@ export class Reconciler {
         message: `Secret ${authSecretName(suite)} was not written: ${describeError(error)}`,
       });
     }
-    const full = this.fullApplyDue(suite);
+    const fullSince = this.fullApplyDue(suite);
+    const full = fullSince !== undefined;
 
     const observed: ObservedService[] = [];
     const desired = new Set<string>();
@@ -270,7 +277,7 @@ export class Reconciler {
       if (judgeService(service).ready) ready.add(key);
     }
     suiteFailures.push(...(await this.deleteLeftovers(suite, desired, kept)));
-    if (full) this.fullyApplied.set(`${namespace}/${name}`, this.now().getTime());
+    if (fullSince !== undefined) this.fullyApplied.set(`${namespace}/${name}`, fullSince);
 
     const status = computeStatus(
       observed,

@@ -1,0 +1,79 @@
+/**
+ * The reconciler over several resync periods, on a fake clock: every period's wake-up forces a
+ * pass, a forced pass that changes nothing says nothing, a failure already stated is not said
+ * again, and a refused object is retried on every pass until it is accepted.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Reconciler } from '../../../operator/src/controller/reconcile.js';
+import type { KubeClient, ObjectRef } from '../../../operator/src/k8s/client.js';
+import { EventRecorder } from '../../../operator/src/k8s/events.js';
+import { DEFAULT_OPERATOR_CONFIG } from '../../../operator/src/resources/index.js';
+import { FakeKube } from './fake-kube.js';
+
+const NS = 'clinical';
+const PERIOD = 600_000;
+const T0 = Date.parse('2026-11-21T10:00:00Z');
+
+function putSuite(kube: FakeKube, services: Record<string, unknown>, generation = 1): void {
+  const existing = kube.get('clinicalsuite.ai/v1alpha1', 'ClinicalSuite', NS, 's');
+  kube.put({
+    apiVersion: 'clinicalsuite.ai/v1alpha1',
+    kind: 'ClinicalSuite',
+    metadata: { name: 's', namespace: NS, uid: 'uid-1', generation },
+    spec: { services },
+    ...(existing?.status === undefined ? {} : { status: existing.status }),
+  });
+}
+
+/** A reconciler on a clock the test moves; every read takes 20 ms of it (a pass takes a while). */
+function setup(services: Record<string, unknown>) {
+  const kube = new FakeKube();
+  putSuite(kube, services);
+  const clock = { at: T0 };
+  const inner = kube.client as unknown as Record<string, unknown> & {
+    read: (ref: ObjectRef) => Promise<unknown>;
+  };
+  const client = {
+    ...inner,
+    read: (ref: ObjectRef) => {
+      clock.at += 20;
+      return inner.read(ref);
+    },
+  } as unknown as KubeClient;
+  const r = new Reconciler(
+    client,
+    DEFAULT_OPERATOR_CONFIG,
+    () => new Date(clock.at),
+    10_000,
+    new EventRecorder(kube.client),
+    PERIOD,
+  );
+  return { kube, clock, r };
+}
+
+function markAllReady(kube: FakeKube): void {
+  for (const o of kube.objects.values())
+    if (o.kind === 'Deployment') o.status = { replicas: 1, readyReplicas: 1, updatedReplicas: 1 };
+}
+
+const applies = (kube: FakeKube) => kube.writes.filter((w) => w.startsWith('apply'));
+
+describe('Reconciler: the resync period', () => {
+  it("forces a pass at every period's wake-up, not every other one", async () => {
+    const { kube, clock, r } = setup({ llm: { enabled: true } });
+    await r.reconcile(NS, 's');
+    markAllReady(kube);
+    for (let k = 1; k <= 4; k++) {
+      // The watch's timer wakes the suite once a period (its first reconcile came just after start).
+      clock.at = T0 + k * PERIOD + 5;
+      kube.clearWrites();
+      await r.reconcile(NS, 's');
+      expect(applies(kube).length).toBeGreaterThan(0);
+      // A wake-up between periods (a requeue, an event) forces nothing.
+      clock.at += 30_000;
+      kube.clearWrites();
+      await r.reconcile(NS, 's');
+      expect(applies(kube)).toEqual([]);
+    }
+  });
+});
