@@ -90,6 +90,17 @@ describe('the gate, readiness and deadlines over a real socket', () => {
     expect(metrics).toMatch(/clinicalsuite_gate_rejections_total\{reason="queue_full",service="test"\} 1/);
   });
 
+  it('stays shutting down: a part that recovers during the grace period does not make it ready again', () => {
+    const readiness = new Readiness();
+    readiness.setReady();
+    const seen: boolean[] = [];
+    readiness.onChange((ready) => seen.push(ready));
+    readiness.setShuttingDown();
+    readiness.setReady(); // e.g. a reconnected change feed
+    readiness.setNotReady('store closed');
+    expect([readiness.ready, readiness.reason, seen]).toEqual([false, 'shutting down', [false]]);
+  });
+
   it('answers 503 with the reason on gated routes until ready, and /readyz tells why', async () => {
     const readiness = new Readiness('loading model /models/llm/x.gguf');
     srv = await startTestServer({

@@ -6,6 +6,7 @@
 export class Readiness {
   private state: { ready: true } | { ready: false; reason: string };
   private readonly listeners: ((ready: boolean) => void)[] = [];
+  private shuttingDown = false;
 
   constructor(initialReason = 'starting') {
     this.state = { ready: false, reason: initialReason };
@@ -20,16 +21,25 @@ export class Readiness {
     return this.state.ready ? undefined : this.state.reason;
   }
 
+  /** Ready again, unless the service is shutting down (a reconnect must not take it back in). */
   setReady(): void {
+    if (this.shuttingDown) return;
     const changed = !this.state.ready;
     this.state = { ready: true };
     if (changed) this.emit();
   }
 
   setNotReady(reason: string): void {
+    if (this.shuttingDown) return;
     const changed = this.state.ready;
     this.state = { ready: false, reason };
     if (changed) this.emit();
+  }
+
+  /** Not ready for good: 'shutting down' stays the reason whatever the service's parts say after. */
+  setShuttingDown(): void {
+    this.setNotReady('shutting down');
+    this.shuttingDown = true;
   }
 
   onChange(listener: (ready: boolean) => void): void {

@@ -238,7 +238,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
     start: () => (starting ??= load()),
     close: async () => {
       closed = true;
-      readiness.setNotReady('shutting down');
+      readiness.setShuttingDown();
       await starting?.catch(() => undefined);
       await pipeline?.engine.dispose();
     },

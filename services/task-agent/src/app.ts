@@ -284,7 +284,7 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
     start: () => (starting ??= open()),
     close: async () => {
       closing.abort();
-      readiness.setNotReady('shutting down');
+      readiness.setShuttingDown();
       // Whatever open() had reached, it started nothing after this point.
       await starting?.catch(() => undefined);
       monitor.stop();

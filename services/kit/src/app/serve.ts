@@ -55,7 +55,7 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
   const shutdown = (reason = 'shutdown requested'): Promise<void> => {
     stopping ??= (async () => {
       logger.info({ reason, inFlight: kit.live.size }, 'shutting down');
-      kit.readiness.setNotReady('shutting down');
+      kit.readiness.setShuttingDown();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections go idle as their last response ends: close them as they do.
       server.closeIdleConnections();
