@@ -400,11 +400,15 @@ export class Reconciler {
 
   /**
    * Applies `obj` unless the object in the cluster was applied from the same desired state (and
-   * `force` is off). A missing object (deleted by hand) is created again. True when it wrote.
+   * `force` is off). A missing object (deleted by hand) is created again. True when the object
+   * changed: created, or its resourceVersion moved (a forced apply of an unchanged object changes
+   * nothing, and says nothing).
    */
   private async ensureApplied(suite: OwnedSuite, obj: KubeObjectLike, force: boolean): Promise<boolean> {
     const hash = configHash(obj);
-    const current = await this.client.read<{ metadata?: OwnedMeta }>(obj);
+    const current = await this.client.read<{
+      metadata?: OwnedMeta & { resourceVersion?: string };
+    }>(obj);
     const other = otherSuite(suite, current?.metadata);
     if (other !== undefined)
       throw new NameConflictError(
@@ -415,8 +419,11 @@ export class Reconciler {
       ...(obj.metadata['annotations'] as Record<string, string> | undefined),
       [ANNOTATION_APPLIED_HASH]: hash,
     };
-    await this.client.apply({ ...obj, metadata: { ...obj.metadata, annotations } });
-    return true;
+    const result = await this.client.apply({ ...obj, metadata: { ...obj.metadata, annotations } });
+    if (current === undefined) return true;
+    const after = (result as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+      ?.resourceVersion;
+    return after !== current.metadata?.resourceVersion;
   }
 
   /**

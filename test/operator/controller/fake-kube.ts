@@ -1,10 +1,18 @@
 /**
  * An in-memory API server for reconcile tests: objects by apiVersion/kind/namespace/name, list by
- * label selector, server-side apply as "store what was sent" (keeping the object's status), and
+ * label selector, server-side apply as "store what was sent" (keeping the object's status; its
+ * metadata.resourceVersion moves only when the object changed, as the real server's does), and
  * hooks to refuse a write (an apply or a delete) as the real server would (422 on an immutable field, 403 over quota) or
  * to leave an API group unserved (404 on list, as without a CRD). Records every write.
  */
 import { KubeApiError, type KubeClient, type ObjectRef } from '../../../operator/src/k8s/client.js';
+import { stableJson } from '../../../operator/src/resources/index.js';
+
+/** An object without what the server sets (its resourceVersion), to tell whether an apply changed it. */
+function content(obj: StoredObject): string {
+  const { resourceVersion: _, ...metadata } = obj.metadata;
+  return stableJson({ ...obj, metadata });
+}
 
 export interface StoredObject {
   apiVersion: string;
@@ -32,6 +40,7 @@ export class FakeKube {
   refuse: (obj: StoredObject) => KubeApiError | undefined = () => undefined;
   /** Returns the error the server answers a delete of `ref` with, or undefined to accept it. */
   refuseDelete: (ref: ObjectRef) => KubeApiError | undefined = () => undefined;
+  private version = 0;
 
   static key(ref: ObjectRef): string {
     return `${ref.apiVersion}/${ref.kind}/${ref.metadata.namespace ?? ''}/${ref.metadata.name}`;
@@ -94,6 +103,9 @@ export class FakeKube {
         const existing = this.objects.get(FakeKube.key(obj));
         const stored = structuredClone(obj);
         if (existing?.status !== undefined) stored.status = existing.status;
+        const unchanged = existing !== undefined && content(existing) === content(stored);
+        const version = unchanged ? existing.metadata['resourceVersion'] : String(++this.version);
+        if (version !== undefined) stored.metadata['resourceVersion'] = version;
         this.put(stored);
         return Promise.resolve(structuredClone(stored));
       },

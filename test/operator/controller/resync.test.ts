@@ -8,7 +8,7 @@ import { Reconciler } from '../../../operator/src/controller/reconcile.js';
 import type { KubeClient, ObjectRef } from '../../../operator/src/k8s/client.js';
 import { EventRecorder } from '../../../operator/src/k8s/events.js';
 import { DEFAULT_OPERATOR_CONFIG } from '../../../operator/src/resources/index.js';
-import { FakeKube } from './fake-kube.js';
+import { FakeKube, type StoredObject } from './fake-kube.js';
 
 const NS = 'clinical';
 const PERIOD = 600_000;
@@ -57,6 +57,7 @@ function markAllReady(kube: FakeKube): void {
 }
 
 const applies = (kube: FakeKube) => kube.writes.filter((w) => w.startsWith('apply'));
+const events = (kube: FakeKube) => kube.writes.filter((w) => w.startsWith('event'));
 
 describe('Reconciler: the resync period', () => {
   it("forces a pass at every period's wake-up, not every other one", async () => {
@@ -75,5 +76,33 @@ describe('Reconciler: the resync period', () => {
       await r.reconcile(NS, 's');
       expect(applies(kube)).toEqual([]);
     }
+  });
+
+  it('emits no Applied or Warning event when a forced pass changes nothing, and Applied when it reverts an edit', async () => {
+    const { kube, clock, r } = setup({ taskAgent: { enabled: true }, taskProxy: { enabled: true } });
+    await r.reconcile(NS, 's');
+    markAllReady(kube);
+    clock.at += 1000;
+    await r.reconcile(NS, 's');
+    markAllReady(kube);
+    clock.at += 1000;
+    await r.reconcile(NS, 's');
+    expect(kube.writes).toContain('event NoSharedStore');
+
+    clock.at = T0 + PERIOD + 5;
+    kube.clearWrites();
+    await r.reconcile(NS, 's');
+    expect(applies(kube).length).toBeGreaterThan(0);
+    expect(events(kube)).toEqual([]);
+
+    const cm = kube.get('v1', 'ConfigMap', NS, 's-task-proxy') as StoredObject & {
+      data: Record<string, string>;
+    };
+    cm.data['HAND_EDIT'] = '1';
+    clock.at = T0 + 2 * PERIOD + 5;
+    kube.clearWrites();
+    await r.reconcile(NS, 's');
+    expect(events(kube)).toEqual(['event Applied', 'event NoSharedStore']);
+    expect(kube.get('v1', 'ConfigMap', NS, 's-task-proxy')?.['data']).not.toHaveProperty('HAND_EDIT');
   });
 });
