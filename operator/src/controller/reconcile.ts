@@ -301,8 +301,10 @@ export class Reconciler {
     // freed, a claim deleted by hand); the status above already says what failed.
     for (const f of suiteFailures) {
       failures.push(f.message);
+      // The suite's Degraded condition carries the first failure's reason but every failure's
+      // message: a failure it already states was said before.
       const before = raw.status?.conditions?.find((c) => c.type === 'Degraded');
-      if (before?.reason !== f.reason || !before.message.includes(f.message))
+      if (before?.status !== 'True' || !before.message.includes(f.message))
         await this.event(suite, 'Warning', f.reason, f.message);
     }
     if (failures.length > 0) return { status, error: new ApplyFailedError(failures) };

@@ -4,8 +4,9 @@
  * again, and a refused object is retried on every pass until it is accepted.
  */
 import { describe, expect, it } from '@jest/globals';
-import { Reconciler } from '../../../operator/src/controller/reconcile.js';
-import type { KubeClient, ObjectRef } from '../../../operator/src/k8s/client.js';
+import type { Condition } from '../../../operator/src/api/v1alpha1/index.js';
+import { ApplyFailedError, Reconciler } from '../../../operator/src/controller/reconcile.js';
+import { KubeApiError, type KubeClient, type ObjectRef } from '../../../operator/src/k8s/client.js';
 import { EventRecorder } from '../../../operator/src/k8s/events.js';
 import { DEFAULT_OPERATOR_CONFIG } from '../../../operator/src/resources/index.js';
 import { FakeKube, type StoredObject } from './fake-kube.js';
@@ -58,6 +59,8 @@ function markAllReady(kube: FakeKube): void {
 
 const applies = (kube: FakeKube) => kube.writes.filter((w) => w.startsWith('apply'));
 const events = (kube: FakeKube) => kube.writes.filter((w) => w.startsWith('event'));
+const condition = (conditions: readonly Condition[] | undefined, type: string) =>
+  conditions?.find((c) => c.type === type);
 
 describe('Reconciler: the resync period', () => {
   it("forces a pass at every period's wake-up, not every other one", async () => {
@@ -104,5 +107,34 @@ describe('Reconciler: the resync period', () => {
     await r.reconcile(NS, 's');
     expect(events(kube)).toEqual(['event Applied', 'event NoSharedStore']);
     expect(kube.get('v1', 'ConfigMap', NS, 's-task-proxy')?.['data']).not.toHaveProperty('HAND_EDIT');
+  });
+});
+
+describe('Reconciler: suite-level failures', () => {
+  const forbidden = (what: string) =>
+    new KubeApiError(403, 'Forbidden', `${what}: 403`, `${what} is forbidden`);
+
+  it('says each of two failures once, not again on every reconcile', async () => {
+    const { kube, clock, r } = setup({ llm: { enabled: true }, stt: { enabled: true } });
+    kube.refuse = (obj) => (obj.kind === 'Secret' ? forbidden(`secrets "${obj.metadata.name}"`) : undefined);
+    await r.reconcile(NS, 's');
+    putSuite(kube, { llm: { enabled: true } }, 2);
+    kube.refuseDelete = (ref) =>
+      ref.kind === 'Service' ? forbidden(`services "${ref.metadata.name}"`) : undefined;
+    clock.at += 1000;
+    kube.clearWrites();
+    const second = await r.reconcile(NS, 's');
+    expect(condition(second.status?.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'AuthSecretFailed',
+    });
+    expect(events(kube)).toContain('event DeleteFailed');
+    for (let i = 0; i < 2; i++) {
+      clock.at += 1000;
+      kube.clearWrites();
+      const again = await r.reconcile(NS, 's');
+      expect(again.error).toBeInstanceOf(ApplyFailedError);
+      expect(events(kube)).toEqual([]);
+    }
   });
 });
