@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   AGENT_TOKEN,
@@ -256,6 +257,118 @@ describe('a session deleted while its turn runs', () => {
     expect(body).toMatchObject({ session_id: 'evict-1' });
     expect(body).not.toHaveProperty('session_deleted');
     expect((await agentGet(`${agent.url}/sessions/evict-1`)).status).toBe(200);
+  });
+});
+
+describe('/run/multipart: a session deleted while the file is read', () => {
+  let agent: AgentTestServer;
+  let ocr: Server;
+  /** Holds each OCR request until the test releases it. */
+  let release: () => void = () => undefined;
+  let received: () => void = () => undefined;
+  beforeAll(async () => {
+    ocr = createServer((req, res) => {
+      void (async () => {
+        await new Promise((resolve) => req.on('end', resolve).resume());
+        if (req.url === '/health') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"healthy"}');
+          return;
+        }
+        if (req.url === '/tts') {
+          const tts = { audio_base64: 'UklGRg==', format: 'wav', mime_type: 'audio/wav', sample_rate: 22050 };
+          const more = {
+            duration_seconds: 1,
+            size_bytes: 4,
+            engine: 'test',
+            voice: 'v',
+            language: 'vi',
+            speed: 1,
+          };
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...tts, ...more }));
+          return;
+        }
+        received();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ text: 'Huyết áp 140/90' }));
+      })();
+    });
+    await new Promise<void>((resolve) => ocr.listen(0, '127.0.0.1', resolve));
+    const address = ocr.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const url = `http://127.0.0.1:${port}`;
+    agent = await startAgent({ LLM_URL: llm.url, OCR_URL: url, TTS_URL: url, AGENT_LLM_PROBE_MS: '600000' });
+  });
+  afterAll(async () => {
+    release();
+    await agent.close();
+    await new Promise<void>((resolve) => ocr.close(() => resolve()));
+  });
+
+  /** A multipart turn on `id` (an existing session) deleted while its image is OCR'd. */
+  async function deletedDuringOcr(id: string, intent: string): Promise<Response> {
+    llm.script = { kind: 'reply', text: 'first' };
+    expect((await agentPost(`${agent.url}/chat`, { message: 'xin chào', session_id: id })).status).toBe(200);
+    llm.script = { kind: 'reply', text: 'analysed' };
+    const form = new FormData();
+    form.append('message', 'phân tích kết quả này giúp tôi');
+    form.append('session_id', id);
+    form.append('force_intent', intent);
+    const png = Buffer.from([
+      0x89,
+      0x50,
+      0x4e,
+      0x47,
+      0x0d,
+      0x0a,
+      0x1a,
+      0x0a,
+      ...new Array<number>(100).fill(0),
+    ]);
+    form.append('image', new Blob([png], { type: 'image/png' }), 'scan.png');
+    const ocrCalled = new Promise<void>((resolve) => {
+      received = resolve;
+    });
+    const pending = fetch(`${agent.url}/run/multipart`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${AGENT_TOKEN}` },
+    });
+    await ocrCalled;
+    expect(
+      (await fetch(`${agent.url}/sessions/${id}`, { method: 'DELETE', headers: agentAuth })).status,
+    ).toBe(200);
+    release();
+    return pending;
+  }
+
+  it('stays deleted when the turn goes on to an LLM: session_deleted, the id is gone', async () => {
+    const res = await deletedDuringOcr('mp-del', 'analyze');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      response: 'analysed',
+      intent: 'analyze',
+      session_id: 'mp-del',
+      session_deleted: true,
+      data: { ocr_text: 'Huyết áp 140/90' },
+    });
+    expect((await agentGet(`${agent.url}/sessions/mp-del`)).status).toBe(404);
+    // The forgotten conversation is not sent to the LLM either.
+    expect(JSON.stringify(llm.calls.at(-1)?.messages)).not.toMatch(/xin chào/);
+  });
+
+  it('stays deleted when the turn goes on to a sub-service (tts)', async () => {
+    const res = await deletedDuringOcr('mp-del-tts', 'tts');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      intent: 'tts',
+      session_id: 'mp-del-tts',
+      session_deleted: true,
+    });
+    expect((await agentGet(`${agent.url}/sessions/mp-del-tts`)).status).toBe(404);
   });
 });
 

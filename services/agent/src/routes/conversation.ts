@@ -24,6 +24,7 @@ import {
   recordTurn,
   sendWhole,
   streamTurn,
+  type StartedSession,
   type TurnReply,
   type TurnRequest,
 } from './turns.js';
@@ -69,6 +70,12 @@ export interface DispatchInput {
   readonly hints?: { audio?: boolean; image?: boolean };
   /** Set when the text came from a file (transcript, OCR): the intent that produced it. */
   readonly from?: ConcreteIntent;
+  /**
+   * The session as the request found it, when it was looked up before slow work (a file read):
+   * the turn records into it, so that one deleted meanwhile stays deleted. Default: looked up when
+   * the turn runs.
+   */
+  readonly started?: StartedSession;
 }
 
 /** Decides the intent of a `/run`-style message and counts it. */
@@ -137,6 +144,7 @@ export function llmTurnRequest(
     decision: { intent, source: decision.source },
     language: input.language,
     sessionId: input.sessionId,
+    ...(input.started === undefined ? {} : { started: input.started }),
     prefer: input.prefer,
     maxTokens: options.maxTokens ?? rt.config.AGENT_MAX_TOKENS,
     temperature: options.temperature ?? rt.config.AGENT_TEMPERATURE,
@@ -168,7 +176,7 @@ export async function dispatch(
   }
   // One id for the agent's session and the sub-service's (the patient simulator keeps its own).
   const id = input.sessionId ?? rt.newSessionId();
-  const started = rt.sessions.peek(id, rt.now());
+  const started = input.started !== undefined ? input.started.session : rt.sessions.peek(id, rt.now());
   const reply = await action(
     { text: input.text, language: input.language, sessionId: id, patientId: input.patientId },
     signal,

@@ -171,6 +171,9 @@ export function runMultipartRoute(
         force: null,
         prefer: null,
         instruction: message,
+        // The session as the turn found it before the file was read: one deleted meanwhile is not
+        // opened again by the reply.
+        started: { session: started },
       };
       const reply = await dispatch(rt, actions, input, decision, signal, log, receivedAt);
       return { ...reply, data: { ...extracted, ...(reply.data ?? {}) } };

@@ -39,6 +39,13 @@ export interface TurnRequest {
   readonly targetLang?: string;
   /** Leave the session's history out of the prompt (e.g. /translate of a standalone text). */
   readonly withoutHistory?: boolean;
+  /** The session as the request found it before slow work (a file read); default: looked up now. */
+  readonly started?: StartedSession;
+}
+
+/** A session looked up when a request began (undefined: there was none). */
+export interface StartedSession {
+  readonly session: Session | undefined;
 }
 
 export interface TurnReply {
@@ -90,11 +97,13 @@ interface Prepared {
 
 export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
   const sessionId = req.sessionId ?? rt.newSessionId();
-  const started = rt.sessions.peek(sessionId, rt.now());
+  const started = req.started !== undefined ? req.started.session : rt.sessions.peek(sessionId, rt.now());
   const system = [systemPrompt(req.intent, req.language, req.system, req.targetLang)];
-  const history: ChatMessage[] = req.withoutHistory
-    ? []
-    : (started?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
+  // A session deleted since the request began is forgotten: its history is not sent either.
+  const history: ChatMessage[] =
+    req.withoutHistory || rt.sessions.wasDeleted(started)
+      ? []
+      : (started?.messages ?? []).map((m) => ({ role: m.role, content: m.content }));
   const fit = fitHistory(system, history, [req.user], rt.config.AGENT_CONTEXT_TOKENS, req.maxTokens);
   if ('overBy' in fit) {
     throw new BadRequestError(
