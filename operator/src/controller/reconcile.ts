@@ -33,6 +33,7 @@ import {
   buildComponentObjects,
   componentsInRolloutOrder,
   configHash,
+  compareQuantities,
   dataClaimNames,
   objectName,
   ownedSuite,
@@ -118,6 +119,31 @@ function describeError(error: unknown): string {
   return text.length > MAX_ERROR_MESSAGE ? `${text.slice(0, MAX_ERROR_MESSAGE - 1)}…` : text;
 }
 
+/**
+ * A PersistentVolumeClaim to apply, its requests.storage raised to the live claim's where that is
+ * larger (expanded by hand or by an autoscaler): a claim cannot shrink, and asking for less is
+ * refused, which would leave the whole component unapplied.
+ */
+function keepLargerClaim(
+  obj: KubeObjectLike,
+  live: { resources?: { requests?: { storage?: unknown } } } | undefined,
+): KubeObjectLike {
+  const current = live?.resources?.requests?.storage;
+  if (obj.kind !== 'PersistentVolumeClaim' || typeof current !== 'string') return obj;
+  const spec = (obj as { spec?: { resources?: { requests?: Record<string, unknown> } } }).spec;
+  const wanted = spec?.resources?.requests?.['storage'];
+  if (typeof wanted !== 'string' || spec === undefined) return obj;
+  const order = compareQuantities(current, wanted);
+  if (order === undefined || order <= 0) return obj;
+  return {
+    ...obj,
+    spec: {
+      ...spec,
+      resources: { ...spec.resources, requests: { ...spec.resources?.requests, storage: current } },
+    },
+  };
+}
+
 interface OwnedMeta {
   annotations?: Record<string, string>;
   labels?: Record<string, string>;
@@ -168,6 +194,9 @@ export class Reconciler {
   /** When each suite (by key) last began a pass applying every object whatever its applied-hash said. */
   private readonly fullyApplied = new Map<string, number>();
 
+  /** Components (suite key, component) whose last apply was refused: applied whatever their hash. */
+  private readonly applyFailed = new Set<string>();
+
   /**
    * When this reconcile applies every object even where its applied-hash matches, the time it
    * began (recorded once it is done), else undefined: once per `resyncMs` (counted from the first
@@ -197,6 +226,7 @@ export class Reconciler {
     });
     if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) {
       this.fullyApplied.delete(`${namespace}/${name}`);
+      for (const key of Object.keys(COMPONENTS)) this.applyFailed.delete(`${namespace}/${name}/${key}`);
       return {};
     }
     let suite: OwnedSuite;
@@ -258,7 +288,19 @@ export class Reconciler {
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
         continue;
       }
-      const applied = await this.applyComponent(suite, key, objects, desired, full);
+      // A component whose last apply was refused is applied again whatever its hash until one
+      // succeeds: otherwise only the forced pass would try (and fail), and the passes between
+      // (the hash matches) would clear its Degraded condition and the key's backoff.
+      const failedKey = `${namespace}/${name}/${key}`;
+      const applied = await this.applyComponent(
+        suite,
+        key,
+        objects,
+        desired,
+        full || this.applyFailed.has(failedKey),
+      );
+      if (applied === undefined) this.applyFailed.delete(failedKey);
+      else this.applyFailed.add(failedKey);
       const applyError = applied?.message;
       if (applied !== undefined && applyError !== undefined) {
         // Its objects stay as they are (none is a leftover); the other components go on.
@@ -410,6 +452,7 @@ export class Reconciler {
     const hash = configHash(obj);
     const current = await this.client.read<{
       metadata?: OwnedMeta & { resourceVersion?: string };
+      spec?: { resources?: { requests?: { storage?: unknown } } };
     }>(obj);
     const other = otherSuite(suite, current?.metadata);
     if (other !== undefined)
@@ -421,7 +464,9 @@ export class Reconciler {
       ...(obj.metadata['annotations'] as Record<string, string> | undefined),
       [ANNOTATION_APPLIED_HASH]: hash,
     };
-    const result = await this.client.apply({ ...obj, metadata: { ...obj.metadata, annotations } });
+    const result = await this.client.apply(
+      keepLargerClaim({ ...obj, metadata: { ...obj.metadata, annotations } }, current?.spec),
+    );
     if (current === undefined) return true;
     const after = (result as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
       ?.resourceVersion;

@@ -138,3 +138,76 @@ describe('Reconciler: suite-level failures', () => {
     }
   });
 });
+
+describe('Reconciler: an object the API server refuses only when forced', () => {
+  it('applies it again on every pass until it is accepted, so Degraded does not flap', async () => {
+    const { kube, clock, r } = setup({ llm: { enabled: true } });
+    await r.reconcile(NS, 's');
+    markAllReady(kube);
+    // A hand edit of an immutable field: the server refuses to take it back.
+    const live = () => kube.get('apps/v1', 'Deployment', NS, 's-llm') as StoredObject & { spec: unknown };
+    (live().spec as { selector: unknown }).selector = { matchLabels: { edited: 'by-hand' } };
+    kube.refuse = (obj) =>
+      obj.kind === 'Deployment' &&
+      JSON.stringify((obj as { spec?: { selector?: unknown } }).spec?.selector) !==
+        JSON.stringify((live().spec as { selector: unknown }).selector)
+        ? new KubeApiError(422, 'Invalid', 'PATCH 422', 'spec.selector: Invalid value: field is immutable')
+        : undefined;
+    clock.at = T0 + PERIOD + 5;
+    const forced = await r.reconcile(NS, 's');
+    expect(forced.error).toBeInstanceOf(ApplyFailedError);
+    expect(condition(forced.status?.services?.llm?.conditions, 'Degraded')?.reason).toBe('ApplyFailed');
+
+    for (let i = 0; i < 2; i++) {
+      clock.at += 1000;
+      kube.clearWrites();
+      const next = await r.reconcile(NS, 's');
+      expect(next.error).toBeInstanceOf(ApplyFailedError);
+      expect(condition(next.status?.services?.llm?.conditions, 'Degraded')).toMatchObject({
+        status: 'True',
+        reason: 'ApplyFailed',
+      });
+      expect(events(kube)).toEqual([]);
+    }
+
+    kube.refuse = () => undefined;
+    clock.at += 1000;
+    const fixed = await r.reconcile(NS, 's');
+    expect(fixed.error).toBeUndefined();
+    expect(condition(fixed.status?.services?.llm?.conditions, 'Degraded')?.status).toBe('False');
+    // Accepted: no longer forced.
+    clock.at += 1000;
+    kube.clearWrites();
+    await r.reconcile(NS, 's');
+    expect(applies(kube)).toEqual([]);
+  });
+
+  it("keeps a claim's storage request where it was expanded by hand (a claim cannot shrink)", async () => {
+    const { kube, clock, r } = setup({ taskAgent: { enabled: true } });
+    await r.reconcile(NS, 's');
+    markAllReady(kube);
+    const claim = () =>
+      kube.get('v1', 'PersistentVolumeClaim', NS, 's-task-agent-data') as StoredObject & {
+        spec: { resources: { requests: { storage: string } } };
+      };
+    expect(claim().spec.resources.requests.storage).toBe('1Gi');
+    claim().spec.resources.requests.storage = '500Gi';
+    kube.refuse = (obj) =>
+      obj.kind === 'PersistentVolumeClaim' &&
+      (obj as ReturnType<typeof claim>).spec.resources.requests.storage !== '500Gi'
+        ? new KubeApiError(
+            422,
+            'Invalid',
+            'PATCH 422',
+            'spec.resources.requests.storage: Forbidden: field can not be less than previous value',
+          )
+        : undefined;
+    clock.at = T0 + PERIOD + 5;
+    kube.clearWrites();
+    const forced = await r.reconcile(NS, 's');
+    expect(forced.error).toBeUndefined();
+    expect(kube.writes).toContain('apply PersistentVolumeClaim s-task-agent-data');
+    expect(claim().spec.resources.requests.storage).toBe('500Gi');
+    expect(condition(forced.status?.services?.taskAgent?.conditions, 'Degraded')?.status).toBe('False');
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   buildDeployment,
+  compareQuantities,
   DEFAULT_OPERATOR_CONFIG,
   multiplyQuantity,
   parseOperatorConfig,
@@ -180,4 +181,15 @@ describe('multiplyQuantity', () => {
 
   it('rejects what is not a quantity', () =>
     expect(() => multiplyQuantity('lots', 2)).toThrow(/not a quantity/));
+});
+
+describe('compareQuantities', () => {
+  it('orders quantities exactly across suffixes', () => {
+    expect(compareQuantities('500Gi', '1Gi')).toBe(1);
+    expect(compareQuantities('1G', '1Gi')).toBe(-1);
+    expect(compareQuantities('1024Mi', '1Gi')).toBe(0);
+    expect(compareQuantities('1500m', '1.5')).toBe(0);
+    expect(compareQuantities('1e3', '1k')).toBe(0);
+    expect(compareQuantities('lots', '1Gi')).toBeUndefined();
+  });
 });
