@@ -80,16 +80,16 @@ export const FaceBodySchema = z.looseObject({
 export const LanguageSchema = z.enum(LANGUAGES);
 
 /**
- * Multipart booleans: true/false/1/0/yes/no/on/off in any case (Python's `True`/`False`, as a
- * Python client's form sends them), as the sub-services take them.
- */
-/**
  * An optional form field (`schema` optional or with a default): HTML forms send every field, empty
  * when left blank, so an empty (or blank) value means absent, as if the field were not sent.
  */
 export const formOptional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
 
+/**
+ * Multipart booleans: true/false/1/0/yes/no/on/off in any case (Python's `True`/`False`, as a
+ * Python client's form sends them), as the sub-services take them.
+ */
 export const formBool = (fallback: boolean) =>
   z
     .stringbool({
