@@ -26,11 +26,12 @@ import {
  * `beta3_service` first), the others cooling down last. On one upstream it retries a connection
  * failure or a 502/503/504 with exponential backoff; when that upstream still fails or times out
  * it moves on to the next (a stream too, as long as nothing reached the client) and puts the failed
- * one in cooldown. A prompt the
- * upstream refused as too long (over its context: 400/422 saying so; 413) is not tried elsewhere:
- * it is the client's (400, 413). Any other refusal (404 for an unknown model name, an unsupported
- * parameter, a refused token) is the upstream's configuration: the call falls back. When every
- * upstream failed or timed out: 502 (spec, Errors), naming them.
+ * one in cooldown. A refusal of the client's input (`UpstreamFailure.inputRefused`: a prompt over
+ * the context, 400/422 saying so, or 413; a 400/422 validation error or one naming a parameter the
+ * client sent) is not tried elsewhere: it is the client's (400, 413). Any other refusal (404 for an
+ * unknown model name, an unsupported parameter, a refused token) is the upstream's configuration:
+ * the call falls back (a 400/422 without a cooldown). When every upstream failed or timed out: 502
+ * (spec, Errors), naming them.
  *
  * It also probes each upstream's health periodically: the agent is ready once any upstream answered,
  * a probe that finds a cooling upstream healthy ends its cooldown, and `/status` reads the results.
