@@ -13,6 +13,23 @@ import { captureLogs, deferred, sleep, waitFor } from '../kit/helpers.js';
 import { closedPort } from '../patient-sim/helpers.js';
 import { TEST_ENV, tempSqlitePath } from './helpers.js';
 
+/** A task agent (its LLM unreachable) whose store is opened by `openStore`, with its logs captured. */
+async function agentOpening(openStore: () => Promise<TaskStore>, sqlitePath = tempSqlitePath()) {
+  const config = loadTaskAgentConfig({
+    ...TEST_ENV,
+    LLM_URL: `http://127.0.0.1:${String(await closedPort())}`,
+    TASK_AGENT_DB: sqlitePath,
+  });
+  const { logs, destination } = captureLogs();
+  const service = buildTaskAgentApp({
+    config,
+    logger: createLogger({ service: 'task-agent', level: 'debug', destination }),
+    processMetrics: false,
+    openStore,
+  });
+  return { service, logs };
+}
+
 describe('a shutdown during start()', () => {
   it('stops the opening at its next step: no workers, no readiness, and close() waits for it', async () => {
     const sqlitePath = tempSqlitePath();
@@ -43,18 +60,7 @@ describe('a shutdown during start()', () => {
         },
       });
     };
-    const config = loadTaskAgentConfig({
-      ...TEST_ENV,
-      LLM_URL: `http://127.0.0.1:${String(await closedPort())}`,
-      TASK_AGENT_DB: sqlitePath,
-    });
-    const { logs, destination } = captureLogs();
-    const service = buildTaskAgentApp({
-      config,
-      logger: createLogger({ service: 'task-agent', level: 'debug', destination }),
-      processMetrics: false,
-      openStore,
-    });
+    const { service, logs } = await agentOpening(openStore, sqlitePath);
     const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
     const started = service.start();
     await saveStarted.promise;
@@ -86,20 +92,9 @@ describe('a shutdown during start()', () => {
 
   it('ends a wait between attempts to open the store at once', async () => {
     let attempts = 0;
-    const config = loadTaskAgentConfig({
-      ...TEST_ENV,
-      LLM_URL: `http://127.0.0.1:${String(await closedPort())}`,
-      TASK_AGENT_DB: tempSqlitePath(),
-    });
-    const { destination } = captureLogs();
-    const service = buildTaskAgentApp({
-      config,
-      logger: createLogger({ service: 'task-agent', level: 'silent', destination }),
-      processMetrics: false,
-      openStore: () => {
-        attempts += 1;
-        return Promise.reject(new Error('disk full'));
-      },
+    const { service } = await agentOpening(() => {
+      attempts += 1;
+      return Promise.reject(new Error('disk full'));
     });
     const started = service.start();
     await waitFor(() => attempts >= 3); // the waits grow: 500 ms, 1 s, 2 s …
@@ -114,18 +109,7 @@ describe('a shutdown during start()', () => {
   });
 
   it('does not wait on a store that never opens', async () => {
-    const config = loadTaskAgentConfig({
-      ...TEST_ENV,
-      LLM_URL: `http://127.0.0.1:${String(await closedPort())}`,
-      TASK_AGENT_DB: tempSqlitePath(),
-    });
-    const { destination } = captureLogs();
-    const service = buildTaskAgentApp({
-      config,
-      logger: createLogger({ service: 'task-agent', level: 'silent', destination }),
-      processMetrics: false,
-      openStore: () => new Promise<TaskStore>(() => undefined),
-    });
+    const { service } = await agentOpening(() => new Promise<TaskStore>(() => undefined));
     const started = service.start();
     await sleep(50);
     await service.close();
