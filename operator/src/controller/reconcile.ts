@@ -34,6 +34,7 @@ import {
   componentsInRolloutOrder,
   configHash,
   compareQuantities,
+  controllingSuite,
   dataClaimNames,
   objectName,
   ownedSuite,
@@ -157,13 +158,8 @@ interface OwnedMeta {
  */
 function otherSuite(suite: OwnedSuite, meta: OwnedMeta | undefined): string | undefined {
   if (meta === undefined) return undefined;
-  const owner = meta.ownerReferences?.find(
-    (o) =>
-      o.controller === true &&
-      o.kind === KIND &&
-      o.apiVersion.startsWith(`${API_VERSION.split('/')[0] ?? ''}/`),
-  );
-  if (owner !== undefined) return owner.name === suite.metadata.name ? undefined : owner.name;
+  const owner = controllingSuite(meta);
+  if (owner !== undefined) return owner === suite.metadata.name ? undefined : owner;
   const instance = meta.labels?.[LABEL_INSTANCE];
   if (meta.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY || instance === undefined) return undefined;
   return instance === suite.metadata.name ? undefined : instance;

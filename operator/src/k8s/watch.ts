@@ -18,13 +18,13 @@ import {
 } from '@kubernetes/client-node';
 import {
   GROUP,
-  KIND,
   LABEL_INSTANCE,
   LABEL_MANAGED_BY,
   MANAGED_BY,
   PLURAL,
   VERSION,
 } from '../api/v1alpha1/index.js';
+import { controllingSuite } from '../resources/owner.js';
 
 export interface Watcher {
   stop(): Promise<void>;
@@ -77,13 +77,10 @@ export interface EventObject {
 }
 
 export function ownerKey(obj: EventObject): string | undefined {
-  const ns = obj.metadata?.namespace;
-  if (ns === undefined) return undefined;
-  const owner = obj.metadata?.ownerReferences?.find(
-    (o) => o.controller === true && o.kind === KIND && o.apiVersion.startsWith(`${GROUP}/`),
-  );
-  const name = owner?.name ?? obj.metadata?.labels?.[LABEL_INSTANCE];
-  return name === undefined ? undefined : `${ns}/${name}`;
+  const meta = obj.metadata;
+  if (meta?.namespace === undefined) return undefined;
+  const name = controllingSuite(meta) ?? meta.labels?.[LABEL_INSTANCE];
+  return name === undefined ? undefined : `${meta.namespace}/${name}`;
 }
 
 export interface WatchOptions {

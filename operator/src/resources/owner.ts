@@ -2,7 +2,7 @@
  * The one controller ownerReference every generated object carries (but retained model and data
  * PVCs), so garbage collection deletes what the suite owned when the suite goes.
  */
-import { API_VERSION, KIND, type Suite } from '../api/v1alpha1/index.js';
+import { API_VERSION, GROUP, KIND, type Suite } from '../api/v1alpha1/index.js';
 import type { OwnedSuite } from './types.js';
 import type { OwnerReference } from './wire.js';
 
@@ -15,6 +15,23 @@ export function ownerReference(suite: OwnedSuite): OwnerReference {
     controller: true,
     blockOwnerDeletion: true,
   };
+}
+
+/**
+ * The name of the ClinicalSuite an object's controller ownerReference points to, or undefined (no
+ * such reference: a retained data claim, a pod owned by its ReplicaSet, another controller's object).
+ */
+export function controllingSuite(meta: {
+  readonly ownerReferences?: readonly {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    controller?: boolean;
+  }[];
+}): string | undefined {
+  return meta.ownerReferences?.find(
+    (o) => o.controller === true && o.kind === KIND && o.apiVersion.startsWith(`${GROUP}/`),
+  )?.name;
 }
 
 /**
