@@ -18,7 +18,7 @@
  * The cue words and their settings are data, in negation-cues.ts (`CUE_DEFINITIONS`, `CERTAINTY`);
  * this file finds them in a text and applies them to a finding's span.
  */
-import { findTerm, keepLongest, possibleTerms, type Span } from './terms.js';
+import { findTerm, keepLongest, lowerBound, possibleTerms, type Span } from './terms.js';
 import { foldText, sourceRange, writtenMatches, type FoldedText } from './text.js';
 import type { ExtractedFinding, FindingCue } from './types.js';
 import {
@@ -207,18 +207,6 @@ function ordered(list: readonly Span[]): Ordered {
   for (let i = list.length - 1; i >= 0; i--)
     minEndFrom[i] = Math.min(ends[i] ?? NONE, minEndFrom[i + 1] ?? NONE);
   return { starts, ends, minEndFrom };
-}
-
-/** First index of a sorted array whose value is >= `value` (the array's length when none is). */
-function lowerBound(sorted: ArrayLike<number>, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((sorted[mid] ?? value) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Whether a cue lies wholly inside [from, to]. */

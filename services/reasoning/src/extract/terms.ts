@@ -114,13 +114,13 @@ export class SpanSet {
   }
 }
 
-/** The first index of a sorted array whose value is at least `value`. */
-function lowerBound(sorted: readonly number[], value: number): number {
+/** The first index of a sorted array whose value is at least `value` (its length when none is). */
+export function lowerBound(sorted: ArrayLike<number>, value: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((sorted[mid] ?? 0) < value) lo = mid + 1;
+    if ((sorted[mid] ?? value) < value) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -158,8 +158,3 @@ export function onWordBoundaries(folded: string, start: number, end: number): bo
   if (isWordChar(last) && isWordChar(folded[end])) return false;
   return true;
 }
-
-/** Number of words (runs of letters or digits) in a string. */
-export function wordCount(s: string): number {
-  return s.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
-}
