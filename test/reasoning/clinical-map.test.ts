@@ -4,6 +4,7 @@ import type { KbFeature } from '../../services/reasoning/src/domain/types.js';
 import { foldTerm } from '../../services/reasoning/src/extract/text.js';
 import { loadKnowledgeBase } from '../../services/reasoning/src/kb/index.js';
 import { FeatureIndex, mapStructured } from '../../services/reasoning/src/pipeline/clinical-map.js';
+import { seeded } from './fixtures/synthetic-kb.js';
 
 // The clinical map's name lookup: a base's own labels and synonyms, then the extractor's lexicon,
 // through any term of the lexicon entry (the base may name the finding with another of its terms).
@@ -104,17 +105,6 @@ function foldedTerms(features: readonly KbFeature[]): Map<string, string> {
       if (folded !== '' && !terms.has(folded)) terms.set(folded, f.id);
     }
   return terms;
-}
-
-/** A seeded generator (mulberry32): the same names on every run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('FeatureIndex.closeMatches', () => {

@@ -20,6 +20,7 @@ import {
 import type { LexiconMatch } from '../../services/reasoning/src/extract/lexicon.js';
 import { findTerm, keepLongest, possibleTerms } from '../../services/reasoning/src/extract/terms.js';
 import type { LexiconEntry } from '../../services/reasoning/src/extract/types.js';
+import { seeded } from './fixtures/synthetic-kb.js';
 
 // The rule pass against a table of synthetic clinical sentences (vi and en, with and without
 // diacritics): every expected finding found with its exact span and values, no stray ones.
@@ -333,17 +334,6 @@ describe('what the table cannot show', () => {
     expect(fevers.every((f) => f.kind === 'history')).toBe(true);
   });
 });
-
-/** A seeded generator (mulberry32): the same text on every run. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `matchLexicon` by its definition: every term searched for in the whole text, in the lexicon's order. */
 function searchEachTerm(text: FoldedText, lexicon: readonly LexiconEntry[]): LexiconMatch[] {
