@@ -1,7 +1,8 @@
 /**
  * The controller: workers take suite keys from the queue and reconcile them; a failure (thrown, or
- * a result carrying the writes the API server refused) comes back after its backoff, a rollout in progress is looked at again after a while. Metrics carry
- * controller-runtime's names so its stock dashboards work.
+ * a result carrying the writes the API server refused) comes back after its backoff, a rollout in
+ * progress is looked at again after a while. Metrics carry controller-runtime's names so its stock
+ * dashboards work.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '@clinicalsuite/kit';

@@ -58,10 +58,7 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
   },
 ];
 
-/**
- * The reconcile key of the suite that owns `obj`: its controller ownerReference to a ClinicalSuite,
- * else (a retained data claim has none; a pod's owner is a ReplicaSet) its instance label.
- */
+/** What `ownerKey` reads of a watched object. */
 export interface EventObject {
   readonly metadata?: {
     readonly name?: string;
@@ -76,6 +73,10 @@ export interface EventObject {
   };
 }
 
+/**
+ * The reconcile key of the suite that owns `obj`: its controller ownerReference to a ClinicalSuite,
+ * else (a retained data claim has none; a pod's owner is a ReplicaSet) its instance label.
+ */
 export function ownerKey(obj: EventObject): string | undefined {
   const meta = obj.metadata;
   if (meta?.namespace === undefined) return undefined;
