@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -218,6 +219,38 @@ export class ProxyClient {
 }
 
 export { freePort, metricValue, sleep } from '../kit/helpers.js';
+
+export interface FakeAgent {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A stand-in task agent on a free port: healthy at its probe (`/health` answers 200), every other
+ * request goes to `handle`.
+ */
+export async function startFakeAgent(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<FakeAgent> {
+  const server = createServer((req, res) => {
+    if ((req.url ?? '/').split('?')[0] === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"healthy"}');
+      return;
+    }
+    handle(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${String(port)}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 export { until };
 
 export interface AgentProcess {

@@ -3,7 +3,6 @@
  * draining for a shutdown), before a probe notices: reads are answered from the agent's store, as
  * when it is offline (the same `X-Task-Proxy-Source: store`); writes and chat pass the 503 on.
  */
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +13,14 @@ import {
   ALICE,
   ProxyClient,
   metricValue,
+  startFakeAgent,
   startProxy,
   writeUsersFile,
+  type FakeAgent,
   type ProxyTestServer,
 } from './helpers.js';
 
-let agent: Server;
+let agent: FakeAgent;
 let agentCalls: string[];
 let store: TaskStore;
 let proxy: ProxyTestServer;
@@ -31,21 +32,13 @@ beforeAll(async () => {
   await store.createTask({ title: 'Review labs', description: 'bed 4', priority: 5 }, new Date());
   // Healthy at its probe (the proxy is online), draining on its API.
   agentCalls = [];
-  agent = createServer((req, res) => {
-    if (req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"status":"healthy"}');
-      return;
-    }
+  agent = await startFakeAgent((req, res) => {
     agentCalls.push(`${req.method ?? ''} ${req.url ?? ''}`);
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' });
     res.end('{"detail":"Service not ready: shutting down"}');
   });
-  await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
-  const address = agent.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
   proxy = await startProxy({
-    TASK_AGENT_URL: `http://127.0.0.1:${port}`,
+    TASK_AGENT_URL: agent.url,
     TASK_AGENT_DB: sqlitePath,
     TASK_PROXY_USERS_FILE: await writeUsersFile([ALICE]),
     TASK_PROXY_PROBE_MS: '600000',
@@ -55,8 +48,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await proxy.close();
-  agent.closeAllConnections();
-  await new Promise((resolve) => agent.close(resolve));
+  await agent.close();
   await store.close();
 });
 

@@ -3,14 +3,16 @@
  * the connection: a call past its deadline answers 504 and leaves the agent online (other users'
  * calls still go to it); only a connection failure flips the proxy offline.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ALICE,
   ProxyClient,
   metricValue,
+  startFakeAgent,
   startProxy,
   writeUsersFile,
+  type FakeAgent,
   type ProxyTestServer,
 } from './helpers.js';
 
@@ -19,8 +21,7 @@ const TIMEOUT_MS = 300;
 
 /** A healthy fake agent; `behaviour` says what each path does ('slow' waits past every deadline). */
 const behaviour = new Map<string, 'slow' | 'reset'>();
-let agent: Server;
-let agentUrl: string;
+let agent: FakeAgent;
 let usersFile: string;
 
 function reply(res: ServerResponse, body: unknown): void {
@@ -30,10 +31,6 @@ function reply(res: ServerResponse, body: unknown): void {
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
-  if (path === '/health') {
-    reply(res, { status: 'healthy' });
-    return;
-  }
   const what = behaviour.get(path);
   if (what === 'reset') {
     req.socket.destroy();
@@ -56,14 +53,10 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 
 beforeAll(async () => {
   usersFile = await writeUsersFile([ALICE]);
-  agent = createServer(handle);
-  await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
-  const address = agent.address();
-  agentUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  agent = await startFakeAgent(handle);
 });
 afterAll(async () => {
-  agent.closeAllConnections();
-  await new Promise((resolve) => agent.close(resolve));
+  await agent.close();
 });
 
 describe('a slow task agent', () => {
@@ -73,7 +66,7 @@ describe('a slow task agent', () => {
   /** A proxy with no store (offline, every action would be 503) that probes only at start. */
   const start = async (): Promise<void> => {
     proxy = await startProxy({
-      TASK_AGENT_URL: agentUrl,
+      TASK_AGENT_URL: agent.url,
       TASK_PROXY_USERS_FILE: usersFile,
       TASK_AGENT_TIMEOUT_MS: String(TIMEOUT_MS),
       TASK_AGENT_CHAT_TIMEOUT_MS: String(TIMEOUT_MS),
