@@ -266,13 +266,13 @@ function conditionsOf(
   ];
 }
 
-/** The suite's status from its services' observations; `previous` keeps transition times. */
 /** A failure of the suite's own writes (its auth Secret, deleting a leftover): reason and message. */
 export interface SuiteFailure {
   readonly reason: string;
   readonly message: string;
 }
 
+/** The suite's status from its services' observations; `previous` keeps transition times. */
 export function computeStatus(
   observed: readonly ObservedService[],
   previous: SuiteStatus | undefined,
