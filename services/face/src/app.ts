@@ -50,6 +50,9 @@ export interface FaceService {
   close(): Promise<void>;
 }
 
+/** The pause before the `attempt`-th retry of a registry read: doubling from 250 ms up to 30 s. */
+const retryPause = (attempt: number): Promise<void> => sleep(Math.min(30_000, 250 * 2 ** attempt));
+
 /**
  * The face service: no credentials by default (the spec's requests to it carry none; it is meant
  * to be reached only from the suite's components, which the operator's NetworkPolicy enforces);
@@ -71,7 +74,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     onError: (error, personId) => {
       logger.error({ err: error, personId }, 'could not read a changed person from the registry: retrying');
     },
-    retryDelay: (attempt) => sleep(Math.min(30_000, 250 * 2 ** attempt)),
+    retryDelay: retryPause,
   });
   // Whether this replica hears other replicas' changes (always with SQLite). While it does not,
   // its index may hold persons deleted elsewhere: it is not ready (recognition answers 503).
@@ -95,7 +98,7 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
             await mirror.load();
           } catch (error) {
             logger.error({ err: error }, 'could not read the registry again after reconnecting: retrying');
-            await sleep(Math.min(30_000, 250 * 2 ** attempt));
+            await retryPause(attempt);
             continue;
           }
           if (epoch !== feedState.epoch) return;
