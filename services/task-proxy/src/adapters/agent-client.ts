@@ -272,7 +272,6 @@ export class AgentClient implements AgentBackend {
       if (timeout.aborted) {
         throw new AgentTimeoutError(
           `the task agent at ${this.displayUrl} did not answer within ${timeoutMs} ms (${spec.operation === 'chat' ? 'TASK_AGENT_CHAT_TIMEOUT_MS' : 'TASK_AGENT_TIMEOUT_MS'})`,
-          timeoutMs,
           { cause: error },
         );
       }

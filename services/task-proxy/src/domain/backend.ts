@@ -75,11 +75,7 @@ export class AgentUnavailableError extends Error {
  * The request reached it, so a write may still happen.
  */
 export class AgentTimeoutError extends Error {
-  constructor(
-    message: string,
-    readonly timeoutMs: number,
-    options?: { cause?: unknown },
-  ) {
+  constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'AgentTimeoutError';
   }
