@@ -146,20 +146,13 @@ function bitParallelDistance(m: number, text: string, max: number): number {
 }
 
 /**
- * The Levenshtein distance of `a` and `b` (UTF-16 units) when it is at most `max`, else
- * `max + 1`. `aIsPattern`: `a` is already set by `setPattern`.
+ * The Levenshtein distance of `name` (already set by `setPattern`) and `term` (UTF-16 units) when
+ * it is at most `max`, else `max + 1`.
  */
-export function distanceWithin(a: string, b: string, max: number, aIsPattern = false): number {
+function distanceWithin(name: string, term: string, max: number): number {
   if (max < 0) return 0;
-  if (larger(a.length, b.length) - smaller(a.length, b.length) > max) return max + 1;
-  if (aIsPattern) return bitParallelDistance(a.length, b, max);
-  const [p, text] = a.length <= b.length ? [a, b] : [b, a];
-  setPattern(p, true);
-  try {
-    return bitParallelDistance(p.length, text, max);
-  } finally {
-    setPattern(p, false);
-  }
+  if (larger(name.length, term.length) - smaller(name.length, term.length) > max) return max + 1;
+  return bitParallelDistance(name.length, term, max);
 }
 
 export class CloseMatchIndex {
@@ -291,7 +284,7 @@ export class CloseMatchIndex {
         const fewest = larger(gap, halfUp(longer + 1 - (this.#shared[t] ?? 0)));
         if (fewest <= max && measured < MAX_MEASURED && longer - this.#sharedUnits(t) <= max) {
           measured++;
-          const d = distanceWithin(query, this.#folded[t] ?? '', max, true);
+          const d = distanceWithin(query, this.#folded[t] ?? '', max);
           if (d <= max) score = larger(similarity(d, longer), floor);
         }
       }
