@@ -32,7 +32,7 @@ export function unavailableHint(snap: Snapshot, type: CodeType): string {
 }
 
 /** How a user gets codes of a type that has none. */
-export function missingHint(type: CodeType): string {
+function missingHint(type: CodeType): string {
   const cli = `node services/codesearch/dist/cli.js import --type ${type} --file <file.csv|file.jsonl>`;
   if (type === 'ICD10')
     return `No ICD10 codes are loaded: run \`npm run models -- fetch codesearch-icd10cm\` (ICD-10-CM) and restart, or import your own set: ${cli}`;
