@@ -431,7 +431,7 @@ describe('fields and actions', () => {
     const declared = await post(bytes);
     expect(declared.status).toBe(413);
     expect(((await declared.json()) as { detail: string }).detail).toBe(
-      `Request body exceeds the limit of ${limit} bytes (BODY_LIMIT)`,
+      `Request body exceeds the limit of ${limit} bytes`,
     );
     // Chunked: no Content-Length, counted as it arrives.
     const chunked = await post(
@@ -443,7 +443,9 @@ describe('fields and actions', () => {
       }),
     );
     expect(chunked.status).toBe(413);
-    expect(((await chunked.json()) as { detail: string }).detail).toMatch(/exceeds the limit .*BODY_LIMIT/);
+    expect(((await chunked.json()) as { detail: string }).detail).toBe(
+      `Request body exceeds the limit of ${limit} bytes`,
+    );
     // The proxy still answers on the next request, and a form under the limit passes.
     expect(await client.action('status', {}, { encoding: 'multipart' })).toMatchObject({ status: 200 });
     const tasks = (await client.ok('list_tasks'))['tasks'] as { title: string }[];

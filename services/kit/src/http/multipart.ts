@@ -26,6 +26,12 @@ export interface MultipartOptions {
   readonly maxFieldBytes?: number;
   /** Most text fields (default 50). */
   readonly maxFields?: number;
+  /**
+   * Largest body as a whole, files and fields together (413 past it, as a JSON body over BODY_LIMIT);
+   * default none. A declared length over it is refused before anything is read; a chunked body is
+   * counted as it arrives.
+   */
+  readonly maxBodyBytes?: number;
   /** `memory` (default) keeps files as Buffers; `disk` writes them under `dir` (default tmpdir). */
   readonly storage?: 'memory' | 'disk';
   readonly dir?: string;
@@ -68,18 +74,40 @@ export function multipart(options: MultipartOptions): RequestHandler[] {
     }
     next();
   };
+  const maxBodyBytes = options.maxBodyBytes;
+  const tooLarge = (): PayloadTooLargeError =>
+    new PayloadTooLargeError(`Request body exceeds the limit of ${String(maxBodyBytes)} bytes`);
   const parse: RequestHandler = (req, res, next) => {
+    if (maxBodyBytes !== undefined && Number(req.headers['content-length'] ?? Number.NaN) > maxBodyBytes) {
+      next(tooLarge());
+      return;
+    }
+    let over = false;
     upload(req, res, (error: unknown) => {
       if (options.storage === 'disk') res.once('close', () => void removeUploads(req));
-      if (error === undefined || error === null) {
+      if (!over && (error === undefined || error === null)) {
         req.body ??= {};
         next();
         return;
       }
       void removeUploads(req).finally(() => {
-        next(toKitError(error, options));
+        next(over ? tooLarge() : toKitError(error, options));
       });
     });
+    if (maxBodyBytes === undefined) return;
+    // multer pipes the request synchronously, so a listener added right after sees every chunk.
+    // Past the limit the request fails through multer's own path, which stops parsing and drains
+    // the rest; the answer is 413.
+    let received = 0;
+    const count = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received <= maxBodyBytes) return;
+      over = true;
+      req.off('data', count);
+      req.emit('error', tooLarge());
+    };
+    req.on('data', count);
+    req.once('end', () => req.off('data', count));
   };
   return [requireMultipart, parse];
 }

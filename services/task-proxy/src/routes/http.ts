@@ -1,11 +1,5 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import {
-  BadRequestError,
-  ForbiddenError,
-  multipart,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-} from '@clinicalsuite/kit';
+import { BadRequestError, ForbiddenError, multipart, UnsupportedMediaTypeError } from '@clinicalsuite/kit';
 import { checkOrigin } from '../domain/origin.js';
 
 /** HTTP pieces the proxy's routes share: the session cookie, the origin guard, form bodies. */
@@ -86,6 +80,7 @@ export function formBody(options: {
     maxFileBytes: 1,
     maxFieldBytes: options.bodyLimit,
     maxFields: 32,
+    maxBodyBytes: options.bodyLimit,
   });
   if (parseMultipart === undefined) throw new Error('the kit’s multipart parser changed shape');
   const FORM_TYPES = ['multipart/form-data', 'application/json', 'application/x-www-form-urlencoded'];
@@ -101,36 +96,9 @@ export function formBody(options: {
     }
     next();
   };
-  const tooLarge = (): PayloadTooLargeError =>
-    new PayloadTooLargeError(`Request body exceeds the limit of ${options.bodyLimit} bytes (BODY_LIMIT)`);
   const multipartOnly: RequestHandler = (req, res, next) => {
-    if (!req.is('multipart/form-data')) {
-      next();
-      return;
-    }
-    // A declared length over the limit is refused before anything is read (as body-parser does).
-    const declared = Number(req.headers['content-length'] ?? Number.NaN);
-    if (declared > options.bodyLimit) {
-      next(tooLarge());
-      return;
-    }
-    // A chunked body is counted as it arrives: the parser pipes the request synchronously, so a
-    // listener added right after it sees every chunk. Past the limit the request fails through the
-    // parser's own path, which stops parsing and drains the rest; the answer is 413.
-    let over = false;
-    parseMultipart(req, res, (error?: unknown) => {
-      next(over ? tooLarge() : error);
-    });
-    let received = 0;
-    const count = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received <= options.bodyLimit) return;
-      over = true;
-      req.off('data', count);
-      req.emit('error', tooLarge());
-    };
-    req.on('data', count);
-    req.once('end', () => req.off('data', count));
+    if (req.is('multipart/form-data')) parseMultipart(req, res, next);
+    else next();
   };
   const objectOnly: RequestHandler = (req, _res, next) => {
     const body: unknown = req.body;
