@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { RunRequestSchema, SessionIdSchema } from '../../services/agent/src/schemas/api.js';
-import { OcrFormSchema, TranscribeFormSchema } from '../../services/agent/src/schemas/subservices.js';
+import {
+  OcrFormSchema,
+  PipelineFormSchema,
+  TranscribeFormSchema,
+} from '../../services/agent/src/schemas/subservices.js';
 import { SessionIdSchema as SimSessionIdSchema } from '../../services/patient-sim/src/schemas/api.js';
 
 // Multipart booleans as clients send them: a Python client's form sends True/False.
@@ -63,5 +67,20 @@ describe('session ids', () => {
       const parsed = RunRequestSchema.safeParse({ message: 'hi', session_id: id });
       expect(parsed.error?.issues).toEqual([expect.objectContaining({ path: ['session_id'] })]);
     }
+  });
+});
+
+// An HTML form sends every field, empty when left blank: a blank language is the default, as on
+// /run/multipart, not a 422.
+describe('multipart language', () => {
+  it.each(['', '  '])('%j is the default vi on every form', (blank) => {
+    expect(TranscribeFormSchema.parse({ language: blank }).language).toBe('vi');
+    expect(OcrFormSchema.parse({ language: blank }).language).toBe('vi');
+    expect(PipelineFormSchema.parse({ language: blank }).language).toBe('vi');
+  });
+
+  it('still refuses a language it does not know', () => {
+    expect(OcrFormSchema.safeParse({ language: 'fr' }).success).toBe(false);
+    expect(TranscribeFormSchema.parse({ language: 'en' }).language).toBe('en');
   });
 });

@@ -138,8 +138,10 @@ export type Step = z.infer<typeof StepSchema>;
 
 export const TranscribeFormSchema = z.object({
   file: fileField('The audio (WAV, MP3 or OGG; also FLAC, WebM), as the multipart file part `file`'),
-  language: LanguageSchema.default('vi').describe(
-    'Language spoken: `vi` or `en`. Vietnamese needs a multilingual Whisper model in the stt service (422 otherwise)',
+  language: formOptional(
+    LanguageSchema.default('vi').describe(
+      'Language spoken: `vi` or `en`. Vietnamese needs a multilingual Whisper model in the stt service (422 otherwise)',
+    ),
   ),
   analyze: formBool(false).describe('After transcription the LLM analyses the content (in `language`)'),
 });
@@ -207,7 +209,7 @@ export const OcrFormSchema = z.object({
   search: formBool(false).describe(
     'Also search ICD-10 and ICPC-2 codes for the text read (each line and clause is a code-search query)',
   ),
-  language: LanguageSchema.default('vi').describe('Language of the analysis'),
+  language: formOptional(LanguageSchema.default('vi').describe('Language of the analysis')),
 });
 
 export const OcrResponseSchema = z.object({
@@ -365,7 +367,9 @@ export const PipelineFormSchema = z.object({
   file: fileField(
     'The audio (pipelines audio-*) or image (pipelines image-*), as the multipart file part `file`',
   ),
-  language: LanguageSchema.default('vi').describe('Language spoken / of the document, and of the answer'),
+  language: formOptional(
+    LanguageSchema.default('vi').describe('Language spoken / of the document, and of the answer'),
+  ),
 });
 
 const PipelineBase = {
