@@ -40,6 +40,21 @@ beforeAll(async () => {
       }),
       defineRoute({
         method: 'post',
+        path: '/whole',
+        summary: 'limited as a whole',
+        bodyParser: multipart({
+          files: [{ name: 'files', maxCount: 3 }],
+          maxFileBytes: 1024,
+          maxBodyBytes: 1536,
+        }),
+        handler: ({ req }) => ({
+          success: true,
+          message: 'ok',
+          data: { files: uploadedFiles(req, 'files').length },
+        }),
+      }),
+      defineRoute({
+        method: 'post',
         path: '/video',
         summary: 'disk',
         bodyParser: multipart({
@@ -167,6 +182,38 @@ describe('multipart', () => {
     const missing = await fetch(`${srv.url}/upload`, { method: 'POST', body: form({}, []) });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { message: string }).message).toContain('person_name');
+  });
+
+  it('limits the body as a whole with maxBodyBytes (413), declared or chunked, each file under its own limit', async () => {
+    const two = form({}, [
+      { field: 'files', name: 'a.png', size: 1000 },
+      { field: 'files', name: 'b.png', size: 1000 },
+    ]);
+    const declared = await fetch(`${srv.url}/whole`, { method: 'POST', body: two });
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { message: string }).message).toBe(
+      'Request body exceeds the limit of 1536 bytes',
+    );
+    const encoded = new Response(two);
+    const bytes = new Uint8Array(await encoded.arrayBuffer());
+    const chunked = await fetch(`${srv.url}/whole`, {
+      method: 'POST',
+      headers: { 'content-type': encoded.headers.get('content-type')! },
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < bytes.length; i += 256) controller.enqueue(bytes.subarray(i, i + 256));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    });
+    expect(chunked.status).toBe(413);
+    const one = await fetch(`${srv.url}/whole`, {
+      method: 'POST',
+      body: form({}, [{ field: 'files', name: 'a.png', size: 1000 }]),
+    });
+    expect(one.status).toBe(200);
+    expect(await one.json()).toMatchObject({ data: { files: 1 } });
   });
 
   it('documents the body under its media type in OpenAPI', async () => {
