@@ -41,6 +41,7 @@ export { jsonBody, type JsonBodyOptions } from './http/json-body.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export { renderErrorBody, toHttpError, type ErrorShape } from './http/render-error.js';
 export { openSse, type SseOptions, type SseStream } from './http/sse.js';
+export { blankAsAbsent, formOptional } from './http/form-fields.js';
 export {
   multipart,
   uploadedFiles,

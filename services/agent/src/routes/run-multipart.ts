@@ -3,6 +3,7 @@ import {
   BadRequestError,
   UnsupportedMediaTypeError,
   defineRoute,
+  formOptional,
   multipart,
   uploadedFiles,
   type AnyRoute,
@@ -12,7 +13,6 @@ import { z } from 'zod';
 import type { Subservices, Upload } from '../domain/subservices.js';
 import { INTENTS, type ConcreteIntent } from '../domain/types.js';
 import { LanguageSchema, SessionIdSchema, TurnResponseSchema } from '../schemas/api.js';
-import { formOptional } from '../schemas/subservices.js';
 import type { IntentActions } from './actions.js';
 import { checkLength, decideIntent, dispatch, runnableIntent, type DispatchInput } from './conversation.js';
 import type { AgentRuntime } from './runtime.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formOptional } from '@clinicalsuite/kit';
 import { SUBSERVICE_IDS } from '../domain/subservices.js';
 import { CONCRETE_INTENTS, LANGUAGES, UPSTREAM_IDS } from '../domain/types.js';
 import { SessionIdSchema } from './api.js';
@@ -78,13 +79,6 @@ export const FaceBodySchema = z.looseObject({
 // Shared pieces.
 
 export const LanguageSchema = z.enum(LANGUAGES);
-
-/**
- * An optional form field (`schema` optional or with a default): HTML forms send every field, empty
- * when left blank, so an empty (or blank) value means absent, as if the field were not sent.
- */
-export const formOptional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
 
 /**
  * Multipart booleans: true/false/1/0/yes/no/on/off in any case (Python's `True`/`False`, as a

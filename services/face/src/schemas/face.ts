@@ -1,4 +1,5 @@
 import { GpuSummarySchema } from '@clinicalsuite/kit/gpu';
+import { blankAsAbsent, formOptional } from '@clinicalsuite/kit';
 import { z } from 'zod';
 
 /** Request and response bodies of the face service (the spec's fields, in its envelope). */
@@ -11,21 +12,12 @@ import { z } from 'zod';
  */
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-function blankAsAbsent(value: unknown): unknown {
-  return typeof value === 'string' && value.trim() === '' ? undefined : value;
-}
-
 /** A numeric form field: blank is absent, decimal text is its number, anything else is refused. */
 export function formNumber<T extends z.ZodType<number | undefined>>(schema: T) {
   return z.preprocess((value) => {
     const v = blankAsAbsent(value);
     return typeof v === 'string' && DECIMAL.test(v.trim()) ? Number(v.trim()) : v;
   }, schema);
-}
-
-/** An optional text form field: blank is absent. */
-export function formOptional<T extends z.ZodType>(schema: T) {
-  return z.preprocess(blankAsAbsent, schema.optional());
 }
 
 /** zod's options for a form number: a value that is not one is refused naming the field. */
@@ -64,8 +56,8 @@ export const RecognizeFormSchema = z.object({ confidence_threshold: ConfidenceTh
 
 export const RegisterFormSchema = z.object({
   person_name: PersonNameSchema,
-  email: formOptional(z.email().max(320)),
-  pid: formOptional(z.string().trim().min(1).max(200)),
+  email: formOptional(z.email().max(320).optional()),
+  pid: formOptional(z.string().trim().min(1).max(200).optional()),
 });
 
 export const FaceLocationSchema = z.object({
