@@ -17,8 +17,6 @@ export interface RequestContext {
   route: string | undefined;
   /** When the request arrived (`performance.now()` ms). */
   readonly receivedAt: number;
-  /** When it got its slot, after its body was read and validated (`performance.now()` ms); undefined until then. */
-  admittedAt: number | undefined;
   abort(reason: Error): void;
 }
 
@@ -56,7 +54,6 @@ export function contextMiddleware(options: ContextOptions) {
       },
       route: undefined,
       receivedAt: performance.now(),
-      admittedAt: undefined,
       abort: (reason) => {
         if (!controller.signal.aborted) controller.abort(reason);
       },

@@ -174,7 +174,6 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         if (res.closed) release();
       }
       const admittedAt = performance.now();
-      ctx.admittedAt = admittedAt;
       const result: unknown = await route.handler({
         ...input,
         req,
