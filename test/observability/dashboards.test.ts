@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { parse as parseYaml, stringify } from 'yaml';
-import { ConcurrencyGate, createLogger, createMetrics } from '@clinicalsuite/kit';
+import { BodyMemory, ConcurrencyGate, createLogger, createMetrics } from '@clinicalsuite/kit';
 import { registerGpuMetrics } from '../../services/kit/src/gpu/index.js';
 import { createAgentMetrics } from '../../services/agent/src/metrics.js';
 import { createFaceMetrics } from '../../services/face/src/metrics.js';
@@ -167,6 +167,7 @@ async function knownMetrics(): Promise<Map<string, Set<string>>> {
       service,
       version: '0.0.0',
       gate: new ConcurrencyGate({ limit: 1, queueSize: 1, maxWaitMs: 1 }),
+      bodyMemory: new BodyMemory(1024),
       isReady: () => true,
     });
     registerGpuMetrics(m.registry, { read: () => Promise.reject(new Error('no GPU here')) });

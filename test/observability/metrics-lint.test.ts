@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConcurrencyGate, createMetrics } from '@clinicalsuite/kit';
+import { BodyMemory, ConcurrencyGate, createMetrics } from '@clinicalsuite/kit';
 import { GPU_METRIC_NAMES } from '../../services/kit/src/gpu/index.js';
 import { AGENT_TOKEN, startAgent } from '../agent/helpers.js';
 import { ensureCodesearchModels, startCodesearch } from '../codesearch/helpers.js';
@@ -567,7 +567,13 @@ describe('the process metrics every service exports in production', () => {
   // them on: prom-client's collectDefaultMetrics, on the kit's registry.
   it('follow the rules too', async () => {
     const gate = new ConcurrencyGate({ limit: 1, queueSize: 1, maxWaitMs: 1000 });
-    const metrics = createMetrics({ service: 'kit', version: '0.0.0', gate, isReady: () => true });
+    const metrics = createMetrics({
+      service: 'kit',
+      version: '0.0.0',
+      gate,
+      bodyMemory: new BodyMemory(1024),
+      isReady: () => true,
+    });
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^process_cpu_seconds_total/m);
     const problems = lintExposition(text, { service: 'kit' });

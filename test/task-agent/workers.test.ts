@@ -4,7 +4,7 @@
  * again with its attempt, instead of running it to its end during the shutdown.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { ConcurrencyGate, createLogger, createMetrics } from '@clinicalsuite/kit';
+import { BodyMemory, ConcurrencyGate, createLogger, createMetrics } from '@clinicalsuite/kit';
 import {
   SHUTDOWN_BEFORE_START,
   WorkerPool,
@@ -35,6 +35,7 @@ function pool(store: TaskStore, execute: ExecuteTask): { pool: WorkerPool; logs:
     service: 'task-agent',
     version: '0',
     gate: new ConcurrencyGate({ limit: 1, queueSize: 1, maxWaitMs: 1000 }),
+    bodyMemory: new BodyMemory(1024),
     isReady: () => true,
     processMetrics: false,
   });

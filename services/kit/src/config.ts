@@ -119,6 +119,7 @@ export interface KitDefaults {
   readonly queueTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
   readonly bodyLimit?: string;
+  readonly bodyMemoryLimit?: string;
 }
 
 /**
@@ -140,6 +141,14 @@ export function kitConfigSchema(defaults: KitDefaults) {
     REQUEST_TIMEOUT_MS: env.ms({ min: 1 }).default(defaults.requestTimeoutMs ?? 120_000),
     /** Largest JSON or form body; past it, 413. */
     BODY_LIMIT: env.bytes().default(parseBytes(defaults.bodyLimit ?? '1mb')),
+    /**
+     * Request bodies held in memory at once, all requests together (arriving, waiting and in
+     * work); past it, 503 with Retry-After (see http/body-memory.ts).
+     */
+    BODY_MEMORY_LIMIT: env
+      .bytes()
+      .refine((bytes) => bytes > 0, 'must be more than 0')
+      .default(parseBytes(defaults.bodyMemoryLimit ?? '256mb')),
     /** Time allowed to drain in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: env.ms({ min: 0 }).default(25_000),
     /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */

@@ -23,6 +23,7 @@ export {
   type TokenStoreOptions,
 } from './auth.js';
 export { ConcurrencyGate, type GateOptions, type GateRejection } from './gate.js';
+export { BodyMemory } from './http/body-memory.js';
 export { Readiness } from './readiness.js';
 export { waitForModelFile, type WaitForModelFileOptions } from './model-file.js';
 export { ModelHost, type Disposable, type ModelHostOptions, type ModelState } from './model-host.js';

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ConcurrencyGate, GateRejection } from './gate.js';
+import type { BodyMemory } from './http/body-memory.js';
 import { requestContext } from './http/context.js';
 
 /**
@@ -26,6 +27,7 @@ export interface MetricsOptions {
   readonly service: string;
   readonly version: string;
   readonly gate: ConcurrencyGate;
+  readonly bodyMemory: BodyMemory;
   readonly isReady: () => boolean;
   /** Process metrics (CPU, memory, event loop, GC). Off only in benchmarks of many apps. */
   readonly processMetrics?: boolean;
@@ -92,6 +94,27 @@ export function createMetrics(options: MetricsOptions): KitMetrics {
   for (const reason of ['queue_full', 'queue_timeout'] satisfies GateRejection[])
     rejections.inc({ reason }, 0);
   gate.onRejection((reason) => rejections.inc({ reason }));
+  const { bodyMemory } = options;
+  new Gauge({
+    name: 'clinicalsuite_request_body_memory_bytes',
+    help: 'Bytes of request bodies held in memory now (arriving, waiting and in work).',
+    registers,
+    collect() {
+      this.set(bodyMemory.inUse);
+    },
+  });
+  new Gauge({
+    name: 'clinicalsuite_request_body_memory_limit_bytes',
+    help: 'BODY_MEMORY_LIMIT: request body bytes allowed in memory at once.',
+    registers,
+  }).set(bodyMemory.limit);
+  const bodyRefusals = new Counter({
+    name: 'clinicalsuite_body_memory_rejections_total',
+    help: 'Requests refused with 503 because request bodies in memory had reached BODY_MEMORY_LIMIT.',
+    registers,
+  });
+  bodyRefusals.inc(0);
+  bodyMemory.onRefusal(() => bodyRefusals.inc());
   new Gauge({
     name: 'clinicalsuite_ready',
     help: '1 when the service is ready to serve (model loaded), else 0.',

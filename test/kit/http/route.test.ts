@@ -172,3 +172,156 @@ describe('admission around the body', () => {
     expect(srv!.server.server.requestTimeout).toBeGreaterThan(srv!.kit.config.REQUEST_TIMEOUT_MS);
   }, 30_000);
 });
+
+describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
+  let srv: TestServer | undefined;
+  afterEach(async () => {
+    await srv?.close();
+    srv = undefined;
+  });
+
+  /** A service whose bodies may hold 1 MB in all; `/disk` streams its upload to disk. */
+  async function service() {
+    srv = await startTestServer(
+      {
+        readiness: ready(),
+        routes: [
+          defineRoute({
+            method: 'post',
+            path: '/upload',
+            summary: 'upload',
+            body: z.object({}),
+            bodyParser: multipart({ files: [{ name: 'file', maxCount: 1 }], maxFileBytes: 100 * MB }),
+            handler: ({ req }) => {
+              const file = uploadedFiles(req, 'file')[0];
+              return { size: file?.size, sevens: file?.buffer?.every((b) => b === 7) };
+            },
+          }),
+          defineRoute({
+            method: 'post',
+            path: '/disk',
+            summary: 'disk upload',
+            body: z.object({}),
+            bodyInMemory: false,
+            bodyParser: multipart({
+              files: [{ name: 'file', maxCount: 1 }],
+              maxFileBytes: 100 * MB,
+              storage: 'disk',
+            }),
+            handler: ({ req }) => ({ size: uploadedFiles(req, 'file')[0]?.size }),
+          }),
+          defineRoute({
+            method: 'post',
+            path: '/json',
+            summary: 'json',
+            body: z.object({ text: z.string() }),
+            handler: ({ body }) => ({ chars: body.text.length }),
+          }),
+        ],
+      },
+      { BODY_MEMORY_LIMIT: '1mb', BODY_LIMIT: '100mb' },
+    );
+    return srv;
+  }
+
+  /** A declared `length`-byte upload that sends its head and 64 KB, then stalls. */
+  function stalledUpload(url: string, length: number) {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (received += d));
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\n` +
+        `Content-Length: ${String(length)}\r\n\r\n--${BOUNDARY}\r\n` +
+        'Content-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n',
+    );
+    socket.write(Buffer.alloc(64 * 1024, 7));
+    return { socket, received: () => received };
+  }
+
+  async function metric(url: string, name: string): Promise<number> {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    return Number(line?.split(' ').pop());
+  }
+
+  it('refuses a declared body past the budget with 503 and Retry-After, before reading it, and takes it once room is back', async () => {
+    const { url, kit } = await service();
+    const stalled = stalledUpload(url, 800 * 1024);
+    await waitFor(() => kit.bodyMemory.inUse === 800 * 1024);
+    expect(await metric(url, 'clinicalsuite_request_body_memory_bytes')).toBe(800 * 1024);
+
+    const refused = await fetch(`${url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'x'.repeat(300 * 1024) }),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('2');
+    expect(await refused.json()).toEqual({
+      detail: 'The service is holding as many request bodies as its BODY_MEMORY_LIMIT allows; retry shortly',
+    });
+    expect(await metric(url, 'clinicalsuite_body_memory_rejections_total')).toBe(1);
+    // A small body still fits beside the stalled one.
+    const small = await fetch(`${url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'abc' }),
+    });
+    expect(await small.json()).toEqual({ chars: 3 });
+
+    stalled.socket.destroy();
+    await waitFor(() => kit.bodyMemory.inUse === 0);
+    const taken = await fetch(`${url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'x'.repeat(300 * 1024) }),
+    });
+    expect(await taken.json()).toEqual({ chars: 300 * 1024 });
+    expect(kit.bodyMemory.inUse).toBe(0);
+  }, 30_000);
+
+  it('counts a chunked body as it arrives: past the budget, 503 at once and the connection closed', async () => {
+    const { url, kit } = await service();
+    const stalled = stalledUpload(url, 800 * 1024);
+    await waitFor(() => kit.bodyMemory.inUse === 800 * 1024);
+    const big = upload(`${url}/upload`, 8 * MB, 'chunked');
+    const res = await big.response;
+    expect(res.status).toBe(503);
+    expect(res.headers.get('connection')).toBe('close');
+    expect(res.headers.get('retry-after')).toBe('2');
+    // Refused as the bytes came, not after the whole 8 MB.
+    expect(big.pulled()).toBeLessThan(8 * MB);
+    stalled.socket.destroy();
+    await waitFor(() => kit.bodyMemory.inUse === 0);
+  }, 30_000);
+
+  it('reads a chunked body that fits whole, byte for byte, and gives its bytes back', async () => {
+    const { url, kit } = await service();
+    const fits = upload(`${url}/upload`, 700 * 1024, 'chunked');
+    expect(await (await fits.response).json()).toEqual({ size: 700 * 1024, sevens: true });
+    const json = await fetch(`${url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Blob([JSON.stringify({ text: 'y'.repeat(500 * 1024) })]).stream(),
+      duplex: 'half',
+    });
+    expect(await json.json()).toEqual({ chars: 500 * 1024 });
+    await waitFor(() => kit.bodyMemory.inUse === 0);
+  }, 30_000);
+
+  it('answers 413 naming the setting for a body larger than the whole budget, and leaves disk uploads uncounted', async () => {
+    const { url, kit } = await service();
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(2 * MB)]), 'big.bin');
+    const tooBig = await fetch(`${url}/upload`, { method: 'POST', body: form });
+    expect(tooBig.status).toBe(413);
+    expect(((await tooBig.json()) as { detail: string }).detail).toMatch(
+      /larger than this service's BODY_MEMORY_LIMIT \(1048576 bytes\).*raise BODY_MEMORY_LIMIT/,
+    );
+    const disk = await fetch(`${url}/disk`, { method: 'POST', body: form });
+    expect(await disk.json()).toEqual({ size: 2 * MB });
+    expect(kit.bodyMemory.inUse).toBe(0);
+  }, 30_000);
+});

@@ -61,6 +61,7 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
     tags: ['recognition'],
     body: VideoFormSchema,
     bodyContentType: 'multipart/form-data',
+    bodyInMemory: false,
     bodyParser: multipart({
       files: [{ name: 'file', maxCount: 1 }],
       maxFileBytes: c.MAX_VIDEO_BYTES,

@@ -3,6 +3,7 @@ import { pinoHttp } from 'pino-http';
 import { authMiddleware, type TokenStore } from '../auth.js';
 import { NotFoundError } from '../errors.js';
 import { ConcurrencyGate } from '../gate.js';
+import { BodyMemory } from '../http/body-memory.js';
 import { GpuStatusReader, GpuSummarySchema, registerGpuMetrics, summarizeGpu } from '../gpu/index.js';
 import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
 import { buildOpenApiDocument, docsRouter } from '../http/openapi.js';
@@ -70,6 +71,8 @@ export interface KitApp {
   readonly logger: Logger;
   readonly metrics: KitMetrics;
   readonly gate: ConcurrencyGate;
+  /** Request bodies held in memory, against BODY_MEMORY_LIMIT. */
+  readonly bodyMemory: BodyMemory;
   readonly readiness: Readiness;
   readonly gpu: GpuStatusReader;
   readonly openapi: Record<string, unknown>;
@@ -96,10 +99,12 @@ export function buildApp(options: AppOptions): KitApp {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
+  const bodyMemory = new BodyMemory(config.BODY_MEMORY_LIMIT);
   const metrics = createMetrics({
     service,
     version: options.version,
     gate,
+    bodyMemory,
     isReady: () => readiness.ready,
     ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
   });
@@ -182,7 +187,9 @@ export function buildApp(options: AppOptions): KitApp {
     express.urlencoded({ extended: false, limit: config.BODY_LIMIT }),
   ];
   const runtime = { gate, readiness, sendError: errors.sendError };
+  const countBody = bodyMemory.handler();
   for (const route of routes) {
+    const parsers = route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers);
     const chain = [
       (req: express.Request, _res: express.Response, next: express.NextFunction) => {
         requestContext(req).route = route.path;
@@ -191,7 +198,8 @@ export function buildApp(options: AppOptions): KitApp {
       ...(auth && route.auth !== false ? [auth] : []),
       // The deadline and readiness come before the body parsers, the slot after them (see admissionHandler).
       admissionHandler(route, runtime),
-      ...(route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers)),
+      ...(parsers.length > 0 && route.bodyInMemory !== false ? [countBody] : []),
+      ...parsers,
       routeHandler(route, runtime),
     ];
     app[route.method](route.path, ...chain);
@@ -210,7 +218,7 @@ export function buildApp(options: AppOptions): KitApp {
   });
   app.use(errors.middleware);
 
-  return { app, logger, metrics, gate, readiness, gpu, openapi, config, live };
+  return { app, logger, metrics, gate, bodyMemory, readiness, gpu, openapi, config, live };
 }
 
 /**

@@ -70,6 +70,11 @@ export interface RouteDefinition<
   readonly auth?: boolean;
   /** Replaces the JSON/urlencoded body parsers, e.g. multer for multipart routes. */
   readonly bodyParser?: readonly RequestHandler[];
+  /**
+   * Whether the body is held in memory and counts against BODY_MEMORY_LIMIT (default true); false
+   * for uploads streamed to disk.
+   */
+  readonly bodyInMemory?: boolean;
   /** The media type `body` documents in OpenAPI (`multipart/form-data` for uploads). Default JSON. */
   readonly bodyContentType?: 'application/json' | 'multipart/form-data' | 'application/x-www-form-urlencoded';
   /** A deadline shorter or longer than the app's, in ms. */
