@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
 import {
   AGENT_TOKEN,
   agentAuth,
   agentGet,
   agentPost,
   metricValue,
+  sseEvents,
   startAgent,
   type AgentTestServer,
 } from './helpers.js';
@@ -238,8 +240,57 @@ describe('a session deleted while its turn runs', () => {
     const res = await turnDuring({ message: 'two', session_id: 'del-2', stream: true }, async () => {
       await fetch(`${agent.url}/sessions/del-2`, { method: 'DELETE', headers: agentAuth });
     });
-    expect(await res.text()).toMatch(/data: \[DONE\]/);
+    const events = sseEvents(await res.text());
+    // The fragments, then the session event saying the exchange was not kept, then [DONE].
+    expect(events).toEqual([
+      { event: null, data: 'a' },
+      { event: null, data: 'b' },
+      { event: null, data: 'c' },
+      { event: 'session', data: JSON.stringify({ session_id: 'del-2', session_deleted: true }) },
+      { event: null, data: '[DONE]' },
+    ]);
     expect((await agentGet(`${agent.url}/sessions/del-2`)).status).toBe(404);
+  });
+
+  it('over WebSocket: a session frame before [DONE], and the session is not brought back', async () => {
+    llm.script = { kind: 'reply', text: 'first' };
+    await agentPost(`${agent.url}/chat`, { message: 'one', session_id: 'del-ws' });
+    llm.script = { kind: 'reply', text: '', fragments: ['x', 'y'], delayMs: 200 };
+    const ws = new WebSocket(`${agent.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+    const got: string[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      ws.on('message', (data: Buffer) => {
+        const text = data.toString('utf8');
+        got.push(text);
+        if (text === '[DONE]') resolve();
+      });
+      ws.once('error', reject);
+    });
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send(JSON.stringify({ message: 'two', session_id: 'del-ws', language: 'en' }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await fetch(`${agent.url}/sessions/del-ws`, { method: 'DELETE', headers: agentAuth });
+    await done;
+    ws.close();
+    expect(got.slice(-2)).toEqual([
+      JSON.stringify({ type: 'session', session_id: 'del-ws', session_deleted: true }),
+      '[DONE]',
+    ]);
+    expect(got).toContain('x');
+    expect((await agentGet(`${agent.url}/sessions/del-ws`)).status).toBe(404);
+  });
+
+  it('a streamed turn whose session lives sends no session event', async () => {
+    llm.script = { kind: 'reply', text: '', fragments: ['a', 'b'] };
+    const res = await agentPost(`${agent.url}/chat`, {
+      message: 'one',
+      session_id: 'kept-1',
+      language: 'en',
+      stream: true,
+    });
+    const events = sseEvents(await res.text());
+    expect(events.map((e) => e.event)).toEqual([null, null, null]);
+    expect((await agentGet(`${agent.url}/sessions/kept-1`)).status).toBe(200);
   });
 
   it('evicted meanwhile (not deleted): the turn opens it again, and its id works', async () => {

@@ -70,8 +70,11 @@ export interface FragmentSink {
   fragment(text: string): Promise<void>;
   /** A reply's data (a sub-service's result: audio, codes...), after `start`, before the text. */
   data(data: Record<string, unknown>): Promise<void>;
-  /** The reply completed. */
-  end(): void;
+  /**
+   * The reply completed, and where its exchange went: a session deleted while the turn ran
+   * (`session_deleted`) is said before the end, as the non-streamed reply says it.
+   */
+  end(recorded: RecordedTurn): void;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function sendWhole(sink: FragmentSink, reply: TurnReply): Promise<v
   sink.start({ intent: reply.intent, model: reply.model, session_id: reply.session_id });
   if (reply.data !== undefined) await sink.data(reply.data);
   await sink.fragment(reply.response);
-  sink.end();
+  sink.end(reply);
 }
 
 interface Prepared {
@@ -183,8 +186,7 @@ export async function streamTurn(
   // Cut short (deadline, client gone) while the sink waited: a failure, never a quiet end, so the
   // caller ends the stream with its error (and [DONE]).
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new ClientClosedRequestError();
-  recordTurn(rt, sessionId, req.text, text, req.intent, stream.model, started);
-  sink.end();
+  sink.end(recordTurn(rt, sessionId, req.text, text, req.intent, stream.model, started));
 }
 
 /** Where a turn's exchange went: its session, or (`session_deleted`) nowhere. */

@@ -275,7 +275,14 @@ class Connection {
       start: (meta) => this.send(JSON.stringify({ type: 'metadata', ...meta })),
       data: (data) => this.sendAndWait(JSON.stringify({ type: 'data', data }), signal),
       fragment: (text) => this.sendAndWait(text, signal),
-      end: () => this.send('[DONE]'),
+      end: (recorded) => {
+        if (recorded.session_deleted === true) {
+          this.send(
+            JSON.stringify({ type: 'session', session_id: recorded.session_id, session_deleted: true }),
+          );
+        }
+        this.send('[DONE]');
+      },
     };
   }
 
