@@ -47,17 +47,16 @@ const sha256 = z.string().regex(p.SHA256, { error: 'must be 64 lowercase hex dig
 /** Env vars the runtime owns: the address the service listens on must be the one others are told. */
 export const RESERVED_ENV: readonly string[] = ['PORT', 'HOST'];
 
+/** The name of a Secret or ConfigMap, and a key in it: the two fields of every reference to one. */
+const refName = () => z.string().regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' });
+const refKey = (kind: 'Secret' | 'ConfigMap') =>
+  z.string().regex(p.SECRET_KEY, { error: `must be a valid ${kind} key` });
+
 const keyRef = (kind: 'Secret' | 'ConfigMap') =>
   z
     .strictObject({
-      name: z
-        .string()
-        .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
-        .describe(`${kind} name, in the suite's namespace.`),
-      key: z
-        .string()
-        .regex(p.SECRET_KEY, { error: `must be a valid ${kind} key` })
-        .describe(`Key in the ${kind}.`),
+      name: refName().describe(`${kind} name, in the suite's namespace.`),
+      key: refKey(kind).describe(`Key in the ${kind}.`),
       optional: z
         .boolean()
         .optional()
@@ -469,15 +468,8 @@ export const ServicesSchema = z
 const secretKeyRef = (what: string, defaultKey = 'token') =>
   z
     .strictObject({
-      name: z
-        .string()
-        .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
-        .describe('Secret name.'),
-      key: z
-        .string()
-        .regex(p.SECRET_KEY, { error: 'must be a valid Secret key' })
-        .default(defaultKey)
-        .describe('Key in the Secret.'),
+      name: refName().describe('Secret name.'),
+      key: refKey('Secret').default(defaultKey).describe('Key in the Secret.'),
     })
     .describe(`Secret key holding ${what}.`);
 
