@@ -125,41 +125,49 @@ function proceduresLine(p: Phrases, input: SystemInput): string | undefined {
   );
 }
 
-export function systemPrompt(input: SystemInput): string {
+/**
+ * One line of the system prompt, and the instruction it gives: every line but the patient's own
+ * words (the chief complaint and the revealed facts, which the patient is meant to say, word for
+ * word if it likes) and the blank ones.
+ */
+interface PromptLine {
+  readonly line: string;
+  readonly instruction?: string;
+}
+
+function promptLines(input: SystemInput): PromptLine[] {
   const p = PHRASES[input.view.language];
-  const lines = [
-    p.intro(input.view),
-    '',
-    ...p.rules.map((r) => `- ${r}`),
-    '',
-    p.known,
-    `- ${p.complaint}: ${input.view.chief_complaint}`,
-    ...(input.facts.length === 0 ? [p.noFacts] : input.facts.map((f) => `- ${f.text}`)),
+  const said = (instruction: string): PromptLine => ({ line: instruction, instruction });
+  const blank: PromptLine = { line: '' };
+  const lines: PromptLine[] = [
+    said(p.intro(input.view)),
+    blank,
+    ...p.rules.map((rule) => ({ line: `- ${rule}`, instruction: rule })),
+    blank,
+    said(p.known),
+    { line: `- ${p.complaint}: ${input.view.chief_complaint}`, instruction: `${p.complaint}:` },
+    ...(input.facts.length === 0 ? [said(p.noFacts)] : input.facts.map((f) => ({ line: `- ${f.text}` }))),
   ];
   const procedures = proceduresLine(p, input);
-  if (procedures !== undefined) lines.push('', procedures);
-  if (input.strict === true) lines.push('', p.strict);
-  return lines.join('\n');
+  if (procedures !== undefined) lines.push(blank, said(procedures));
+  if (input.strict === true) lines.push(blank, said(p.strict));
+  return lines;
+}
+
+export function systemPrompt(input: SystemInput): string {
+  return promptLines(input)
+    .map((l) => l.line)
+    .join('\n');
 }
 
 /**
- * The system prompt's own instructions: every part of it except the patient's words (the chief
- * complaint and the revealed facts, which the patient is meant to say, word for word if it likes).
- * A model that echoes its prompt echoes these; `withoutEcho` removes them from a reply.
+ * The system prompt's own instructions: every part of it except the patient's words. A model that
+ * echoes its prompt echoes these; `withoutEcho` removes them from a reply.
  */
 export function promptInstructions(input: SystemInput): string[] {
-  const p = PHRASES[input.view.language];
-  const procedures = proceduresLine(p, input);
-  return [
-    p.intro(input.view),
-    ...p.rules,
-    p.known,
-    `${p.complaint}:`,
-    ...(input.facts.length === 0 ? [p.noFacts] : []),
-    ...(procedures === undefined ? [] : [procedures]),
-    ...(input.strict === true ? [p.strict] : []),
-  ];
+  return promptLines(input).flatMap((l) => (l.instruction === undefined ? [] : [l.instruction]));
 }
+
 /** The most recent exchanges whose text fits in `maxChars`, oldest first. */
 export function trimHistory(history: readonly Exchange[], maxChars: number): Exchange[] {
   const kept: Exchange[] = [];
