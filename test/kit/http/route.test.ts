@@ -48,6 +48,15 @@ function streamingUpload(size: number): { body: ReadableStream<Uint8Array>; pull
   return { body, pulled: () => sent };
 }
 
+/** A JSON route answering the length of its `text`. */
+const jsonRoute = defineRoute({
+  method: 'post',
+  path: '/json',
+  summary: 'json',
+  body: z.object({ text: z.string() }),
+  handler: ({ body }) => ({ chars: body.text.length }),
+});
+
 function upload(url: string, size: number, tag: string) {
   const { body, pulled } = streamingUpload(size);
   const response = fetch(url, {
@@ -95,13 +104,7 @@ describe('admission around the body', () => {
               return { size: uploadedFiles(req, 'file')[0]?.size };
             },
           }),
-          defineRoute({
-            method: 'post',
-            path: '/json',
-            summary: 'json',
-            body: z.object({ text: z.string() }),
-            handler: ({ body }) => ({ chars: body.text.length }),
-          }),
+          jsonRoute,
         ],
       },
       { MAX_CONCURRENCY: '1', BODY_LIMIT: '100mb', ...env },
@@ -210,13 +213,7 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
             }),
             handler: ({ req }) => ({ size: uploadedFiles(req, 'file')[0]?.size }),
           }),
-          defineRoute({
-            method: 'post',
-            path: '/json',
-            summary: 'json',
-            body: z.object({ text: z.string() }),
-            handler: ({ body }) => ({ chars: body.text.length }),
-          }),
+          jsonRoute,
         ],
       },
       { BODY_MEMORY_LIMIT: '1mb', BODY_LIMIT: '100mb' },
