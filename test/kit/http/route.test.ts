@@ -308,6 +308,21 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
     await waitFor(() => kit.bodyMemory.inUse === 0);
   }, 30_000);
 
+  it('does not count the rest of a body refused before it was read (Node discards it)', async () => {
+    const { url, kit } = await service();
+    const { body } = streamingUpload(4 * MB);
+    const res = await fetch(`${url}/upload`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body,
+      duplex: 'half',
+    });
+    expect(res.status).toBe(415);
+    await res.text();
+    await waitFor(() => kit.bodyMemory.inUse === 0);
+    expect(await metric(url, 'clinicalsuite_body_memory_rejections_total')).toBe(0);
+  }, 30_000);
+
   it('answers 413 naming the setting for a body larger than the whole budget, and leaves disk uploads uncounted', async () => {
     const { url, kit } = await service();
     const form = new FormData();
