@@ -290,6 +290,15 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
     expect(res.headers.get('retry-after')).toBe('2');
     // Refused as the bytes came, not after the whole 8 MB.
     expect(big.pulled()).toBeLessThan(8 * MB);
+    // A chunked JSON body alike, through express.json.
+    const json = await fetch(`${url}/json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Blob([JSON.stringify({ text: 'z'.repeat(2 * MB) })]).stream(),
+      duplex: 'half',
+    });
+    expect(json.status).toBe(503);
+    expect(await metric(url, 'clinicalsuite_body_memory_rejections_total')).toBe(2);
     stalled.socket.destroy();
     await waitFor(() => kit.bodyMemory.inUse === 0);
   }, 30_000);
