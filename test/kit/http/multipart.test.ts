@@ -55,6 +55,13 @@ beforeAll(async () => {
       }),
       defineRoute({
         method: 'post',
+        path: '/fields',
+        summary: 'fields only',
+        bodyParser: multipart({ files: [], maxFileBytes: 1 }),
+        handler: () => ({ success: true, message: 'ok', data: {} }),
+      }),
+      defineRoute({
+        method: 'post',
         path: '/video',
         summary: 'disk',
         bodyParser: multipart({
@@ -171,6 +178,16 @@ describe('multipart', () => {
       body: form({ person_name: 'Lan' }, [{ field: 'image', name: 'x.png', size: 1 }]),
     });
     expect(wrongField.status).toBe(400);
+
+    // A form that takes no files says so (the list of accepted fields would be empty).
+    const fieldsOnly = await fetch(`${srv.url}/fields`, {
+      method: 'POST',
+      body: form({ action: 'list' }, [{ field: 'file', name: 'x.gif', size: 1 }]),
+    });
+    expect(fieldsOnly.status).toBe(400);
+    expect(((await fieldsOnly.json()) as { message: string }).message).toBe(
+      'This form takes no files: send its fields only',
+    );
 
     const json = await fetch(`${srv.url}/upload`, {
       method: 'POST',

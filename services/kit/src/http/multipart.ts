@@ -132,7 +132,9 @@ function toKitError(error: unknown, options: MultipartOptions): Error {
       case 'LIMIT_UNEXPECTED_FILE': {
         const allowed = options.files.map((f) => `\`${f.name}\` (at most ${String(f.maxCount)})`).join(', ');
         return new BadRequestError(
-          `Too many files or an unexpected file field${field}: files are accepted in ${allowed}`,
+          options.files.length === 0
+            ? `This form takes no files${field}: send its fields only`
+            : `Too many files or an unexpected file field${field}: files are accepted in ${allowed}`,
           { code: 'too_many_files', ...(error.field === undefined ? {} : { param: error.field }) },
         );
       }
