@@ -168,6 +168,42 @@ describe('chat completions through the openai SDK', () => {
     expect(typeof parsed['admit']).toBe('boolean');
   });
 
+  it('enforces anyOf, a nullable object, definitions and an empty schema: each reply parses and matches', async () => {
+    const ask = async (schema?: Record<string, unknown>): Promise<unknown> => {
+      const res = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Answer as JSON.' }],
+        max_completion_tokens: 300,
+        temperature: 0,
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'answer', ...(schema === undefined ? {} : { schema }) },
+        },
+      });
+      expect(res.choices[0]!.finish_reason).toBe('stop');
+      return JSON.parse(res.choices[0]!.message.content!) as unknown;
+    };
+    // As zod-to-json-schema writes a nullable union and shared definitions.
+    const reply = (await ask({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: {
+        code: { anyOf: [{ $ref: '#/definitions/code' }, { type: 'null' }] },
+        vitals: { type: ['object', 'null'], properties: { hr: { type: 'integer' } }, required: ['hr'] },
+      },
+      required: ['code', 'vitals'],
+      additionalProperties: false,
+      definitions: { code: { type: 'string', enum: ['I21', 'J18'] } },
+    })) as Record<string, unknown>;
+    expect(Object.keys(reply).sort()).toEqual(['code', 'vitals']);
+    expect([null, 'I21', 'J18']).toContain(reply['code']);
+    const vitals = reply['vitals'] as { hr: unknown } | null;
+    if (vitals !== null) expect(Number.isInteger(vitals.hr)).toBe(true);
+    // No schema, or an empty one: any JSON (it was always `null` before).
+    expect(typeof (await ask())).toBe('object');
+    expect(await ask({})).not.toBeNull();
+  });
+
   it('accepts json_object and text content parts; a seed is accepted at temperature > 0', async () => {
     const res = await client.chat.completions.create({
       model: MODEL,
@@ -234,6 +270,33 @@ describe('errors arrive as the SDK’s typed errors', () => {
       .create({ model: 'gpt-4o', messages, max_completion_tokens: 1 })
       .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('400 invalid_json_schema for a schema the grammar cannot enforce, naming each keyword', async () => {
+    const error = await client.chat.completions
+      .create({
+        model: MODEL,
+        messages,
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'x',
+            schema: {
+              type: 'object',
+              properties: { id: { type: 'string', pattern: '^[A-Z]\\d+$' }, n: { type: 'foo' } },
+              required: ['id', 'age'],
+            },
+          },
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    const e = error as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(e.code).toBe('invalid_json_schema');
+    expect(e.param).toBe('response_format');
+    expect(e.message).toContain('#/properties/id: "pattern" is not supported');
+    expect(e.message).toContain('#/properties/n/type: "foo" is not a JSON schema type');
+    expect(e.message).toContain('#/required: "age" is not in properties');
   });
 
   it('422 UnprocessableEntityError names the failing field', async () => {

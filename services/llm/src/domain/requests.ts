@@ -1,5 +1,6 @@
 import { BadRequestError, NotFoundError } from '@clinicalsuite/kit';
 import type { ChatCompletionRequest, ChatMessage } from '../schemas/chat-completions.js';
+import { grammarSchema, UnsupportedSchemaError } from './json-schema.js';
 import type { ChatTurn, GenerationParams, OutputFormat } from './types.js';
 
 /** OpenAI's default temperature. */
@@ -66,7 +67,15 @@ export function outputFormat(request: ChatCompletionRequest): OutputFormat {
   const format = request.response_format;
   if (format === undefined || format === null || format.type === 'text') return { type: 'text' };
   if (format.type === 'json_object') return { type: 'json', schema: 'any' };
-  return { type: 'json', schema: format.json_schema.schema ?? {} };
+  try {
+    return { type: 'json', schema: grammarSchema(format.json_schema.schema ?? {}) };
+  } catch (error) {
+    if (!(error instanceof UnsupportedSchemaError)) throw error;
+    throw new BadRequestError(`response_format.json_schema.schema is not supported: ${error.message}`, {
+      param: 'response_format',
+      code: 'invalid_json_schema',
+    });
+  }
 }
 
 export function stopList(stop: ChatCompletionRequest['stop']): string[] {
