@@ -37,7 +37,7 @@ import { SequencePool } from './sequence-pool.js';
  * reuses the idle sequence holding the longest prefix of its prompt (sequence-pool.ts).
  */
 
-/** Request schemas are checked by llama.cpp's grammar converter, not by TypeScript. */
+/** Request schemas arrive checked and rewritten to the converter's subset (domain/json-schema.ts). */
 type AnyJsonSchema = Parameters<Llama['createGrammarForJsonSchema']>[0];
 
 export interface LlamaEngineOptions {
