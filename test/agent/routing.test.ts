@@ -345,4 +345,14 @@ describe('a request the LLM refuses as invalid', () => {
     expect(sessions.status).toBe(200);
     expect(((await sessions.json()) as { total: number }).total).toBe(0);
   });
+
+  it("on /v1/chat/completions: OpenAI's context_length_exceeded code, naming messages", async () => {
+    const res = await agentPost(`${agent.url}/v1/chat/completions`, {
+      messages: [{ role: 'user', content: 'word '.repeat(5000) }],
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; param: string; message: string } };
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
+    expect(error.message).toMatch(/maximum context length is \d+ tokens/);
+  });
 });

@@ -320,10 +320,13 @@ export class UpstreamPool implements LlmRouter {
       } catch (error) {
         if (!(error instanceof UpstreamFailure)) throw error;
         // The client's input is too long for the model, or a value it sent is invalid: every
-        // upstream would refuse it.
+        // upstream would refuse it. `messages`: the only error shape that shows a param is the
+        // chat-completions one, whose input is `messages`; the code is OpenAI's.
         const refused = error.inputRefused;
-        if (refused === 'too_large') throw new PayloadTooLargeError(error.message, { param: 'message' });
-        if (refused === 'context') throw new BadRequestError(error.message, { param: 'message' });
+        if (refused === 'too_large') throw new PayloadTooLargeError(error.message, { param: 'messages' });
+        if (refused === 'context') {
+          throw new BadRequestError(error.message, { param: 'messages', code: 'context_length_exceeded' });
+        }
         if (refused === 'invalid') {
           const param = error.refusedParam;
           throw new BadRequestError(error.message, param === null ? {} : { param });

@@ -113,7 +113,7 @@ export function prepareTurn(rt: AgentRuntime, req: TurnRequest): Prepared {
       `The message does not fit the model's context: about ${fit.overBy} tokens over ` +
         `(${rt.config.AGENT_CONTEXT_TOKENS} tokens of context, ${req.maxTokens} reserved for the reply). ` +
         'Shorten the message or lower max_tokens.',
-      { param: 'message' },
+      { param: 'message', code: 'context_length_exceeded' },
     );
   }
   if (fit.dropped > 0) rt.metrics.historyTrimmed.inc(fit.dropped);
