@@ -49,6 +49,23 @@ export function toHttpError(error: unknown): HttpError {
     if (e.status === 400 && e.type !== undefined) {
       return new BadRequestError('Malformed request', { cause: error });
     }
+    // The router's decoding of a path parameter (`/codes/ICD10/%E0%A4%A`): a URIError it marks 400.
+    if (error instanceof URIError && e.status === 400) {
+      return new BadRequestError('A path parameter is not valid percent-encoded UTF-8', {
+        code: 'invalid_path',
+        cause: error,
+      });
+    }
+    // body-parser inflating a body that is not what its Content-Encoding says (zlib's Z_* codes).
+    if (e.status === 400 && typeof e.code === 'string' && e.code.startsWith('Z_')) {
+      return new BadRequestError(
+        'The request body does not match its Content-Encoding (gzip, deflate or br)',
+        {
+          code: 'invalid_content_encoding',
+          cause: error,
+        },
+      );
+    }
   }
   return new InternalError('Internal server error', { cause: error });
 }
