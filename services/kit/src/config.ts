@@ -149,6 +149,11 @@ export function kitConfigSchema(defaults: KitDefaults) {
       .bytes()
       .refine((bytes) => bytes > 0, 'must be more than 0')
       .default(parseBytes(defaults.bodyMemoryLimit ?? '256mb')),
+    /**
+     * Longest wait for the next bytes of a request body once it started; past it, 408 and the
+     * connection closed (a body shorter than its Content-Length, a stalled upload).
+     */
+    BODY_IDLE_TIMEOUT_MS: env.ms({ min: 1 }).default(30_000),
     /** Time allowed to drain in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: env.ms({ min: 0 }).default(25_000),
     /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */

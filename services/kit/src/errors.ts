@@ -121,6 +121,12 @@ export class ServiceUnavailableError extends HttpError {
   }
 }
 
+/** The request itself did not all arrive in time (a body shorter than its length, a stalled upload). */
+export class RequestTimeoutError extends HttpError {
+  readonly status = 408;
+  readonly code = 'request_timeout';
+}
+
 export class GatewayTimeoutError extends HttpError {
   readonly status = 504;
   readonly code = 'timeout';

@@ -346,3 +346,89 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
     expect(kit.bodyMemory.inUse).toBe(0);
   }, 30_000);
 });
+
+describe('malformed requests are client errors, never 500s or held connections', () => {
+  let srv: TestServer | undefined;
+  afterEach(async () => {
+    await srv?.close();
+    srv = undefined;
+  });
+
+  async function service() {
+    srv = await startTestServer(
+      {
+        readiness: ready(),
+        routes: [
+          jsonRoute,
+          defineRoute({
+            method: 'get',
+            path: '/items/:id',
+            summary: 'item',
+            params: z.object({ id: z.string() }),
+            handler: ({ params }) => ({ id: params.id }),
+          }),
+        ],
+      },
+      { BODY_IDLE_TIMEOUT_MS: '300' },
+    );
+    return srv;
+  }
+
+  /** Sends raw bytes and resolves with everything the server wrote before closing (or 5 s). */
+  function raw(url: string, request: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect(Number(new URL(url).port), '127.0.0.1');
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (received += d));
+      socket.on('error', () => undefined);
+      const done = setTimeout(() => socket.destroy(), 5000);
+      socket.once('close', () => {
+        clearTimeout(done);
+        resolve(received);
+      });
+      socket.write(request);
+      if (!/^POST/.test(request)) socket.end();
+    });
+  }
+
+  it('400 for a path parameter that is not valid percent-encoding', async () => {
+    const { url } = await service();
+    for (const id of ['%E0%A4%A', '%FF%FE', '%']) {
+      const res = await raw(url, `GET /items/${id} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(res).toMatch(/^HTTP\/1\.1 400 /);
+      expect(res).toContain('{"detail":"A path parameter is not valid percent-encoded UTF-8"}');
+    }
+    expect(await (await fetch(`${url}/items/b%E1%BB%87nh`)).json()).toEqual({ id: 'bệnh' });
+  });
+
+  it('400 for a body that is not what its Content-Encoding says', async () => {
+    const { url } = await service();
+    for (const encoding of ['gzip', 'deflate']) {
+      const res = await fetch(`${url}/json`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: JSON.stringify({ text: 'abc' }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        detail: 'The request body does not match its Content-Encoding (gzip, deflate or br)',
+      });
+    }
+  });
+
+  it('408 and the connection closed when the body stops short of its Content-Length', async () => {
+    const { url, kit } = await service();
+    const started = performance.now();
+    const body = JSON.stringify({ text: 'abc' });
+    const res = await raw(
+      url,
+      `POST /json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n${body}`,
+    );
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(res).toMatch(/^HTTP\/1\.1 408 /);
+    expect(res.toLowerCase()).toContain('connection: close');
+    expect(res).toContain('No part of the request body arrived for 300 ms');
+    expect(kit.bodyMemory.inUse).toBe(0);
+  });
+});

@@ -3,6 +3,7 @@ import { pinoHttp } from 'pino-http';
 import { authMiddleware, type TokenStore } from '../auth.js';
 import { NotFoundError } from '../errors.js';
 import { ConcurrencyGate } from '../gate.js';
+import { bodyIdleHandler } from '../http/body-idle.js';
 import { BodyMemory } from '../http/body-memory.js';
 import { GpuStatusReader, GpuSummarySchema, registerGpuMetrics, summarizeGpu } from '../gpu/index.js';
 import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
@@ -188,6 +189,7 @@ export function buildApp(options: AppOptions): KitApp {
   ];
   const runtime = { gate, readiness, sendError: errors.sendError };
   const countBody = bodyMemory.handler();
+  const bodyIdle = bodyIdleHandler(config.BODY_IDLE_TIMEOUT_MS);
   for (const route of routes) {
     const parsers = route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers);
     const chain = [
@@ -198,6 +200,7 @@ export function buildApp(options: AppOptions): KitApp {
       ...(auth && route.auth !== false ? [auth] : []),
       // The deadline and readiness come before the body parsers, the slot after them (see admissionHandler).
       admissionHandler(route, runtime),
+      ...(parsers.length > 0 ? [bodyIdle] : []),
       ...(parsers.length > 0 && route.bodyInMemory !== false ? [countBody] : []),
       ...parsers,
       routeHandler(route, runtime),

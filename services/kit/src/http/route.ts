@@ -1,7 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { GatewayTimeoutError, ServiceUnavailableError, ValidationError, type FieldIssue } from '../errors.js';
+import {
+  GatewayTimeoutError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  ValidationError,
+  type FieldIssue,
+} from '../errors.js';
 import type { ConcurrencyGate } from '../gate.js';
 import type { Logger } from '../logger.js';
 import type { Readiness } from '../readiness.js';
@@ -158,8 +164,14 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
  * Whether an abort with this reason is answered to the client (the deadline's 504, the shutdown's
  * 503), rather than being a client that left.
  */
-export function answersAbort(reason: unknown): reason is GatewayTimeoutError | ServiceUnavailableError {
-  return reason instanceof GatewayTimeoutError || reason instanceof ServiceUnavailableError;
+export function answersAbort(
+  reason: unknown,
+): reason is GatewayTimeoutError | ServiceUnavailableError | RequestTimeoutError {
+  return (
+    reason instanceof GatewayTimeoutError ||
+    reason instanceof ServiceUnavailableError ||
+    reason instanceof RequestTimeoutError
+  );
 }
 
 /**
