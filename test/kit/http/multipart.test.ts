@@ -196,6 +196,16 @@ describe('multipart', () => {
     });
     expect(json.status).toBe(415);
 
+    const compressed = await fetch(`${srv.url}/upload`, {
+      method: 'POST',
+      headers: { 'content-encoding': 'gzip' },
+      body: form({ person_name: 'Lan' }, []),
+    });
+    expect(compressed.status).toBe(415);
+    expect(((await compressed.json()) as { message: string }).message).toBe(
+      'Send multipart/form-data uncompressed (Content-Encoding: gzip)',
+    );
+
     const missing = await fetch(`${srv.url}/upload`, { method: 'POST', body: form({}, []) });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { message: string }).message).toContain('person_name');

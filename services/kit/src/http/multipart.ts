@@ -72,6 +72,16 @@ export function multipart(options: MultipartOptions): RequestHandler[] {
       next(new UnsupportedMediaTypeError('Send the request as multipart/form-data'));
       return;
     }
+    // multer reads the bytes as they come: a compressed form would be parsed as garbage.
+    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (encoding !== 'identity') {
+      next(
+        new UnsupportedMediaTypeError(
+          `Send multipart/form-data uncompressed (Content-Encoding: ${encoding})`,
+        ),
+      );
+      return;
+    }
     next();
   };
   const maxBodyBytes = options.maxBodyBytes;
