@@ -68,13 +68,14 @@ function upload(url: string, size: number, tag: string) {
   return { response, pulled };
 }
 
-describe('admission around the body', () => {
-  let srv: TestServer | undefined;
-  afterEach(async () => {
-    await srv?.close();
-    srv = undefined;
-  });
+/** The server of the test running now, closed after it. */
+let srv: TestServer | undefined;
+afterEach(async () => {
+  await srv?.close();
+  srv = undefined;
+});
 
+describe('admission around the body', () => {
   /** A service with one slot whose upload route records when each request's body parsing began. */
   async function uploadService(
     options: { readiness?: Readiness; timeoutMs?: number; hold?: Promise<void> } = {},
@@ -177,12 +178,6 @@ describe('admission around the body', () => {
 });
 
 describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
-  let srv: TestServer | undefined;
-  afterEach(async () => {
-    await srv?.close();
-    srv = undefined;
-  });
-
   /** A service whose bodies may hold 1 MB in all; `/disk` streams its upload to disk. */
   async function service() {
     srv = await startTestServer(
@@ -348,12 +343,6 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
 });
 
 describe('malformed requests are client errors, never 500s or held connections', () => {
-  let srv: TestServer | undefined;
-  afterEach(async () => {
-    await srv?.close();
-    srv = undefined;
-  });
-
   async function service() {
     srv = await startTestServer(
       {
