@@ -232,6 +232,27 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     await finished(agent.url, pending.id);
   }, 60_000);
 
+  it('deletes a finished task with its runs and logs; a pending or running one is 409, an unknown one 404', async () => {
+    const task = (await api(agent.url, 'POST', '/api/v1/tasks', { title: 'Forget me' })).body['task'] as Task;
+    // Just created: pending, or running already; either way not deletable yet.
+    const early = await api(agent.url, 'DELETE', `/api/v1/tasks/${task.id}`);
+    expect(early.status).toBe(409);
+    expect(early.body['detail']).toMatch(/is pending or running: cancel it before deleting it/);
+    await finished(agent.url, task.id);
+    const res = await api(agent.url, 'DELETE', `/api/v1/tasks/${task.id}`);
+    expect(res).toEqual({ status: 200, body: { deleted: true, id: task.id } });
+    expect((await api(agent.url, 'GET', `/api/v1/tasks/${task.id}`)).status).toBe(404);
+    expect((await api(agent.url, 'GET', `/api/v1/logs?task_id=${task.id}`)).status).toBe(404);
+    const logs = (await api(agent.url, 'GET', '/api/v1/logs?limit=1000')).body['logs'] as {
+      task_id: number;
+    }[];
+    const runs = (await api(agent.url, 'GET', '/api/v1/runs?limit=1000')).body['runs'] as {
+      task_id: number;
+    }[];
+    expect([...logs, ...runs].filter((e) => e.task_id === task.id)).toEqual([]);
+    expect((await api(agent.url, 'DELETE', `/api/v1/tasks/${task.id}`)).status).toBe(404);
+  }, 60_000);
+
   it('fires a cron schedule: a task per firing, listed with its next run', async () => {
     const bad = await api(agent.url, 'POST', '/api/v1/schedules', {
       name: 'x',

@@ -259,6 +259,32 @@ describe.each(RUNNABLE_KINDS)('TaskStore on %s', (kind) => {
       expect(ids(await store.listRuns({ taskId: t.id, limit: 10 }))).toEqual([second!.run.id, claim!.run.id]);
     });
 
+    it('deletes a finished task with its runs and logs, refuses a pending or running one, leaves others', async () => {
+      const done = await store.createTask(newTask('done'), at(0));
+      const claim = await store.claimTask('w1', 30_000, at(1));
+      await store.finishRun(claim!.run.id, 'w1', { status: 'done', output: 'answer', steps: 1 }, at(2));
+      await store.addLog(done.id, null, 'info', 'a note about the patient', at(3));
+      const kept = await store.createTask(newTask('kept'), at(4));
+      await store.addLog(kept.id, null, 'info', 'kept log', at(5));
+      expect(await store.deleteTask(kept.id)).toBe('active'); // pending
+      const running = await store.claimTask('w1', 30_000, at(6));
+      expect(running?.task.id).toBe(kept.id);
+      expect(await store.deleteTask(kept.id)).toBe('active'); // running
+
+      expect(await store.deleteTask(done.id)).toBe('deleted');
+      expect(await store.getTask(done.id)).toBeUndefined();
+      expect(await store.listRuns({ taskId: done.id, limit: 10 })).toEqual([]);
+      expect(await store.listLogs({ taskId: done.id, limit: 10 })).toEqual([]);
+      expect((await store.listLogs({ limit: 100 })).some((l) => l.task_id === done.id)).toBe(false);
+      expect(await store.deleteTask(done.id)).toBe('not_found');
+      // The other task, its run and its logs are untouched.
+      expect(await store.getTask(kept.id)).toMatchObject({ status: 'running' });
+      expect(ids(await store.listRuns({ taskId: kept.id, limit: 10 }))).toEqual([running!.run.id]);
+      expect((await store.listLogs({ taskId: kept.id, limit: 10 })).map((l) => l.message)).toContain(
+        'kept log',
+      );
+    });
+
     it('queues again a task cancelled while running: the old run ends and its worker loses it', async () => {
       const t = await store.createTask(newTask('t'), at(0));
       const old = await store.claimTask('w-old', 30_000, at(1));

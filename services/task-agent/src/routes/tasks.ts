@@ -119,6 +119,28 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'delete',
+      path: '/api/v1/tasks/:id',
+      summary: 'Delete a finished task with its runs and logs, for good',
+      description:
+        'A task holds clinical text (its description, result, logs): deleting it removes the task, ' +
+        'every run and every log line of it. A pending or running task is refused (409): cancel it first.',
+      tags: ['tasks'],
+      params: IdParamsSchema,
+      response: z.object({ deleted: z.literal(true), id: z.number().int() }),
+      gated: false,
+      responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running' } },
+      handler: async ({ params, log }) => {
+        const result = await store.deleteTask(params.id);
+        if (result === 'not_found') throw new NotFoundError(`Task ${params.id} not found`);
+        if (result === 'active') {
+          throw new ConflictError(`Task ${params.id} is pending or running: cancel it before deleting it`);
+        }
+        log.info({ task: params.id }, 'task deleted');
+        return { deleted: true as const, id: params.id };
+      },
+    }),
+    defineRoute({
       method: 'get',
       path: '/api/v1/logs',
       summary: "Task logs, newest first (one task's with task_id)",

@@ -6,6 +6,7 @@
 export type {
   CancelResult,
   Claim,
+  DeleteTaskResult,
   LeaseState,
   NewSchedule,
   NewTask,

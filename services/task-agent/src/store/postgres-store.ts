@@ -35,6 +35,7 @@ import {
 } from './sql.js';
 import type {
   CancelResult,
+  DeleteTaskResult,
   Claim,
   LeaseState,
   NewSchedule,
@@ -300,6 +301,17 @@ export class PostgresTaskStore implements TaskStore {
       const runId = task.status === 'running' ? numOrNull(row['run_id']) : null;
       await this.insertLog(c, id, runId, 'info', messages.cancelled(by), now);
       return { cancelled: true, task: await this.task(c, id), previous: task.status };
+    });
+  }
+
+  async deleteTask(id: number): Promise<DeleteTaskResult> {
+    return this.tx(async (c): Promise<DeleteTaskResult> => {
+      const row = await this.lockTask(c, id);
+      if (row === undefined) return 'not_found';
+      if (!FINAL_STATUSES.has(taskFromRow(row).status)) return 'active';
+      // Runs and logs go with it (ON DELETE CASCADE).
+      await c.query(`DELETE FROM ${this.t.tasks} WHERE id = $1`, [id]);
+      return 'deleted';
     });
   }
 

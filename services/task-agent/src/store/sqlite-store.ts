@@ -39,6 +39,7 @@ import {
 } from './sql.js';
 import type {
   CancelResult,
+  DeleteTaskResult,
   Claim,
   LeaseState,
   NewSchedule,
@@ -267,6 +268,17 @@ export class SqliteTaskStore implements TaskStore {
       const runId = task.status === 'running' ? numOrNull(row['run_id']) : null;
       this.insertLog(id, runId, 'info', messages.cancelled(by), now);
       return { cancelled: true, task: this.task(id), previous: task.status };
+    });
+  }
+
+  async deleteTask(id: number): Promise<DeleteTaskResult> {
+    return this.write((): DeleteTaskResult => {
+      const row = this.taskRow(id);
+      if (row === undefined) return 'not_found';
+      if (!FINAL_STATUSES.has(taskFromRow(row).status)) return 'active';
+      // Runs and logs go with it (ON DELETE CASCADE).
+      this.run('DELETE FROM tasks WHERE id = ?', id);
+      return 'deleted';
     });
   }
 

@@ -72,6 +72,8 @@ export interface Recovered {
   readonly action: 'retried' | 'failed';
 }
 
+export type DeleteTaskResult = 'deleted' | 'active' | 'not_found';
+
 export interface CancelResult {
   /** False when the task was already done, failed or cancelled. */
   readonly cancelled: boolean;
@@ -106,6 +108,11 @@ export interface TaskStore {
    * Undefined when there is no such task; the task unchanged (not pending) when it was not finished.
    */
   requeueTask(id: number, now: Date): Promise<Task | undefined>;
+  /**
+   * Deletes a finished task (done, failed, cancelled) with its runs and logs, for good: `deleted`;
+   * `active` (nothing deleted) while it is pending or running (cancel it first); `not_found`.
+   */
+  deleteTask(id: number): Promise<DeleteTaskResult>;
   stats(): Promise<TaskStats>;
 
   // Workers ----------------------------------------------------------------------------------
