@@ -188,6 +188,10 @@ describe.each([
         `Task ${target} is already cancelled: only pending or running tasks can be cancelled`,
       );
       expect((await finished(target)).task.status).toBe('cancelled');
+      // delete_task: a finished task goes with its runs and logs.
+      expect(await client.ok('delete_task', { task_id: target })).toEqual({ deleted: true, id: target });
+      expect((await client.action('get_task', { task_id: target })).status).toBe(404);
+      expect((await client.action('delete_task', { task_id: target })).status).toBe(404);
     } finally {
       busy.release();
       await busy.done;
@@ -293,6 +297,16 @@ describe.each([
     });
     const dropped = (await client.ok('create_task', { title: 'Queued, then cancelled' }))['id'] as number;
     expect(await client.ok('cancel_task', { task_id: dropped })).toEqual({ cancelled: true });
+    // delete_task is applied too: refused while pending, done once cancelled.
+    const forgotten = (await client.ok('create_task', { title: 'Queued, then deleted' }))['id'] as number;
+    const early = await client.action('delete_task', { task_id: forgotten });
+    expect(early.status).toBe(409);
+    expect(early.body['detail']).toBe(
+      `Task ${forgotten} is pending or running: cancel it before deleting it`,
+    );
+    await client.ok('cancel_task', { task_id: forgotten });
+    expect(await client.ok('delete_task', { task_id: forgotten })).toEqual({ deleted: true, id: forgotten });
+    expect((await client.action('get_task', { task_id: forgotten })).status).toBe(404);
     const chat = await client.action('chat', { message: 'Are you there?' });
     expect(chat.status).toBe(503);
     expect(String(chat.body['detail'])).toContain('chat works only while it is online');

@@ -359,7 +359,7 @@ describe('fields and actions', () => {
       expect(res.status).toBe(400);
       expect(res.body['detail']).toBe(
         'unknown action: valid actions are status, chat, list_tasks, get_task, create_task, cancel_task, ' +
-          'get_task_logs, get_runs, get_stats, get_skills, get_schedules, clear_history',
+          'delete_task, get_task_logs, get_runs, get_stats, get_skills, get_schedules, clear_history',
       );
       const missing = await client.request('POST', '/api/agent_proxy.php', {}, { encoding });
       expect(missing.status).toBe(400);

@@ -22,6 +22,7 @@ import {
   statsBody,
   taskDetailBody,
   cancelTaskBody,
+  deleteTaskBody,
 } from '../store/queries.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
@@ -131,13 +132,9 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       gated: false,
       responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running' } },
       handler: async ({ params, log }) => {
-        const result = await store.deleteTask(params.id);
-        if (result === 'not_found') throw new NotFoundError(`Task ${params.id} not found`);
-        if (result === 'active') {
-          throw new ConflictError(`Task ${params.id} is pending or running: cancel it before deleting it`);
-        }
+        const body = await deleteTaskBody(store, params.id);
         log.info({ task: params.id }, 'task deleted');
-        return { deleted: true as const, id: params.id };
+        return body;
       },
     }),
     defineRoute({

@@ -134,6 +134,19 @@ export async function cancelTaskBody(
   return { cancelled: true, task: result.task, previous: result.previous };
 }
 
+/**
+ * Deletes a finished task with its runs and logs: 404 for an unknown id, 409 while it is pending or
+ * running. The agent's route and the proxy's offline path both delete through here.
+ */
+export async function deleteTaskBody(store: TaskStore, id: number): Promise<{ deleted: true; id: number }> {
+  const result = await store.deleteTask(id);
+  if (result === 'not_found') throw new NotFoundError(`Task ${id} not found`);
+  if (result === 'active') {
+    throw new ConflictError(`Task ${id} is pending or running: cancel it before deleting it`);
+  }
+  return { deleted: true, id };
+}
+
 /** `{logs}`, newest first, of one task (404 when it does not exist) or of all. */
 export async function logsBody(
   store: TaskStore,

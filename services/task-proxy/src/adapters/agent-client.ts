@@ -132,6 +132,15 @@ export class AgentClient implements AgentBackend {
     return { cancelled };
   }
 
+  async deleteTask(id: number, signal: AbortSignal): Promise<{ deleted: true; id: number }> {
+    const body = await this.call(
+      { operation: 'delete_task', method: 'DELETE', path: `/api/v1/tasks/${id}` },
+      signal,
+    );
+    if ((body as { deleted?: unknown }).deleted !== true) throw this.malformed('deleted');
+    return { deleted: true, id };
+  }
+
   async listLogs(
     query: { taskId: number | undefined; limit: number },
     signal: AbortSignal,

@@ -1,6 +1,7 @@
 import { errorCause, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
 import {
   cancelTaskBody,
+  deleteTaskBody,
   logsBody,
   openTaskStore,
   runsBody,
@@ -149,6 +150,11 @@ class StoreBackend implements TaskBackend {
   async cancelTask(id: number): Promise<{ cancelled: boolean }> {
     await cancelTaskBody(await this.store(), id, OFFLINE_CANCEL_BY, new Date(this.now()));
     return { cancelled: true };
+  }
+
+  /** As the agent's `DELETE /api/v1/tasks/:id`: 404 unknown, 409 pending or running. */
+  async deleteTask(id: number): Promise<{ deleted: true; id: number }> {
+    return deleteTaskBody(await this.store(), id);
   }
 
   async listLogs(query: { taskId: number | undefined; limit: number }) {

@@ -33,6 +33,8 @@ export interface TaskBackend {
   ): Promise<Task>;
   /** NotFoundError for an unknown id, ConflictError (409) when already done, failed or cancelled. */
   cancelTask(id: number, signal: AbortSignal): Promise<{ cancelled: boolean }>;
+  /** A finished task with its runs and logs, for good. NotFoundError, ConflictError (409) while pending or running. */
+  deleteTask(id: number, signal: AbortSignal): Promise<{ deleted: true; id: number }>;
   /** NotFoundError for an unknown task id. */
   listLogs(query: { taskId: number | undefined; limit: number }, signal: AbortSignal): Promise<LogsBody>;
   listRuns(query: { taskId: number | undefined; limit: number }, signal: AbortSignal): Promise<RunsBody>;

@@ -15,7 +15,7 @@ import {
  * answered from the store instead (a write too when it certainly did not reach the agent), as is a
  * read the agent refuses with 503 (starting, draining for a shutdown). Offline,
  * the store answers reads, `create_task` is queued in the store (the agent runs it when back),
- * `cancel_task` and `clear_history` are applied there, and `chat` is refused with 503. A call the
+ * `cancel_task`, `delete_task` and `clear_history` are applied there, and `chat` is refused with 503. A call the
  * agent does not answer in time is a 504 and leaves the agent online: it was reached, it is slow
  * (a long chat, a busy store), and other users' calls still go to it.
  */
@@ -134,6 +134,8 @@ async function answer(
       return { ...(await backend.getTask(request.taskId, signal)) };
     case 'cancel_task':
       return backend.cancelTask(request.taskId, signal);
+    case 'delete_task':
+      return backend.deleteTask(request.taskId, signal);
     case 'get_task_logs':
       return backend.listLogs({ taskId: request.taskId, limit: request.limit }, signal);
     case 'get_runs':
@@ -160,6 +162,10 @@ function timedOut(action: ActionRequest['action'], error: AgentTimeoutError): Ga
     case 'cancel_task':
       return new GatewayTimeoutError(
         `${said}; it may still cancel the task: check with get_task before trying again`,
+      );
+    case 'delete_task':
+      return new GatewayTimeoutError(
+        `${said}; it may still delete the task: check with get_task before trying again`,
       );
     case 'clear_history':
       return new GatewayTimeoutError(`${said}; it may still clear the history`);

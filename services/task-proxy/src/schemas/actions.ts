@@ -29,6 +29,7 @@ export const ACTIONS = [
   'get_task',
   'create_task',
   'cancel_task',
+  'delete_task',
   'get_task_logs',
   'get_runs',
   'get_stats',
@@ -57,7 +58,7 @@ export type ActionRequest =
   | { readonly action: 'get_stats' | 'get_skills' | 'get_schedules' }
   | { readonly action: 'chat'; readonly message: string; readonly sessionId: string | undefined }
   | { readonly action: 'list_tasks'; readonly status: TaskStatus | undefined; readonly limit: number }
-  | { readonly action: 'get_task' | 'cancel_task'; readonly taskId: number }
+  | { readonly action: 'get_task' | 'cancel_task' | 'delete_task'; readonly taskId: number }
   | {
       readonly action: 'create_task';
       readonly title: string;
@@ -207,6 +208,7 @@ export function parseAction(fields: Fields, limits: FieldLimits): ActionRequest 
       return { action: raw, status: statusFilter(fields), limit: limit(fields, LIMITS.list_tasks) };
     case 'get_task':
     case 'cancel_task':
+    case 'delete_task':
       return { action: raw, taskId: taskId(fields) };
     case 'create_task': {
       // The spec's Task has `title (or name)`.

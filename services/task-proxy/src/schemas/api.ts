@@ -63,7 +63,9 @@ export const ActionFieldsSchema = z.looseObject({
   status: field(
     'list_tasks: a status name of any group (pending, queued, waiting, running, in_progress, …) or all',
   ),
-  task_id: field('get_task, cancel_task (required); get_task_logs, get_runs (optional): a positive integer'),
+  task_id: field(
+    'get_task, cancel_task, delete_task (required); get_task_logs, get_runs (optional): a positive integer',
+  ),
   title: field('create_task (required; `name` is accepted too)'),
   description: field('create_task (optional)'),
   priority: field(
@@ -76,7 +78,7 @@ export const ActionResponseSchema = z
   .describe(
     'By action: status → {status: online|offline}; chat → {response, model, session_id}; list_tasks → {tasks}; ' +
       'get_task → {task, logs, runs}; create_task → {id, status} (offline also queued: true and message); ' +
-      'cancel_task → {cancelled}; get_task_logs → {logs}; get_runs → {runs}; get_stats → {stats: {total, ' +
+      'cancel_task → {cancelled}; delete_task → {deleted, id}; get_task_logs → {logs}; get_runs → {runs}; get_stats → {stats: {total, ' +
       'pending, running, done, failed, cancelled}}; get_skills → {skills}; get_schedules → {schedules}; ' +
       'clear_history → {cleared}',
   );
