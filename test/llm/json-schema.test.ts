@@ -128,7 +128,7 @@ describe('grammarSchema', () => {
   });
 
   it('gives node-llama-cpp schemas it converts without a warning', async () => {
-    const warn = jestSpy();
+    const warn = captureWarnings();
     const schema = grammarSchema({
       type: 'object',
       properties: { a: { $ref: '#/definitions/x' }, b: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
@@ -150,7 +150,7 @@ describe('grammarSchema', () => {
 });
 
 /** Records console.warn calls (node-llama-cpp warns there about references it cannot resolve). */
-function jestSpy(): { calls: unknown[][]; restore: () => void } {
+function captureWarnings(): { calls: unknown[][]; restore: () => void } {
   const original = console.warn;
   const calls: unknown[][] = [];
   console.warn = (...args: unknown[]) => {
