@@ -72,6 +72,23 @@ describe('grammarSchema', () => {
     });
   });
 
+  it('reads keywords without a type as the one type they belong to', () => {
+    expect(grammarSchema({ properties: { a: { type: 'string' } }, required: ['a'] })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+    });
+    expect(grammarSchema({ items: { type: 'integer' }, maxItems: 2 })).toEqual({
+      type: 'array',
+      items: { type: 'integer' },
+      maxItems: 2,
+    });
+    expect(problems({ properties: {}, items: {} })).toEqual([
+      '#: "properties" is not supported here (the grammar could not enforce it)',
+      '#: "items" is not supported here (the grammar could not enforce it)',
+    ]);
+  });
+
   it('answers `any` for no constraint at the root ({} or true): any JSON object, as json_object', () => {
     expect(grammarSchema({})).toBe('any');
     expect(grammarSchema(true)).toBe('any');

@@ -14,7 +14,8 @@
  * - rewritten to what the converter reads, with the same meaning for a generated reply: `anyOf` as
  *   `oneOf` (a value the grammar produces matches one alternative, so it matches any of them),
  *   `definitions` and `#/definitions/…` as `$defs`, a type list holding `object` or `array` as a
- *   `oneOf` of one schema per type, and an empty schema (`{}`, `true`) as any JSON value;
+ *   `oneOf` of one schema per type, keywords without a `type` (`{properties: …}`) as the one type
+ *   they belong to, and an empty schema (`{}`, `true`) as any JSON value;
  * - annotations are dropped (`title`, `$schema`, `$id`, `$comment`, `examples`, `default`,
  *   `deprecated`, `readOnly`, `writeOnly`); `description` is kept.
  * Anything else (`pattern`, `minimum`, `multipleOf`, `uniqueItems`, `allOf`, `not`, other formats…)
@@ -144,9 +145,15 @@ export function grammarSchema(schema: unknown): GrammarSchema {
       return { oneOf: alternatives.map((a, i) => convert(a, `${path}/${union}/${i}`)), ...description };
     }
     if (!keys.includes('type')) {
-      // No constraint: any value (the keywords of a type without a type are refused).
-      refuse(new Set());
-      return ANY_VALUE;
+      if (keys.length === 0) return ANY_VALUE; // no constraint: any value
+      // `{properties: …}` without a type: the one type whose keywords these are (a value of that
+      // type satisfies the schema); keywords of no single type are refused.
+      const inferred = Object.keys(TYPE_KEYWORDS).filter((t) => keys.every((k) => TYPE_KEYWORDS[t]?.has(k)));
+      if (inferred.length !== 1) {
+        refuse(new Set());
+        return ANY_VALUE;
+      }
+      return { ...convertTyped(node, inferred[0] as string, path), ...description };
     }
     const type = node['type'];
     const types = Array.isArray(type) ? type : [type];
