@@ -285,6 +285,29 @@ describe.each(RUNNABLE_KINDS)('TaskStore on %s', (kind) => {
       );
     });
 
+    it('sweeps finished tasks last changed before a cutoff, oldest first, in batches', async () => {
+      const finishedAt = async (title: string, t: number): Promise<number> => {
+        const task = await store.createTask(newTask(title), at(t));
+        await store.cancelTask(task.id, 'test', at(t));
+        return task.id;
+      };
+      const a = await finishedAt('a', 1);
+      const b = await finishedAt('b', 2);
+      const c = await finishedAt('c', 3);
+      const late = await finishedAt('late', 20);
+      const open = (await store.createTask(newTask('open'), at(0))).id;
+      expect(await store.deleteFinishedBefore(at(10), 2)).toBe(2);
+      expect(await store.getTask(a)).toBeUndefined();
+      expect(await store.getTask(b)).toBeUndefined();
+      expect(await store.deleteFinishedBefore(at(10), 2)).toBe(1);
+      expect(await store.getTask(c)).toBeUndefined();
+      expect(await store.deleteFinishedBefore(at(10), 2)).toBe(0);
+      expect(ids(await store.listTasks({ limit: 10 }))).toEqual([open, late]);
+      expect(
+        (await store.listLogs({ limit: 100 })).every((l) => l.task_id === late || l.task_id === open),
+      ).toBe(true);
+    });
+
     it('queues again a task cancelled while running: the old run ends and its worker loses it', async () => {
       const t = await store.createTask(newTask('t'), at(0));
       const old = await store.claimTask('w-old', 30_000, at(1));

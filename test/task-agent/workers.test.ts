@@ -9,6 +9,7 @@ import {
   SHUTDOWN_BEFORE_START,
   WorkerPool,
   type ExecuteTask,
+  type WorkerPoolOptions,
 } from '../../services/task-agent/src/adapters/workers.js';
 import { createTaskAgentMetrics } from '../../services/task-agent/src/metrics.js';
 import { SqliteTaskStore } from '../../services/task-agent/src/store/sqlite-store.js';
@@ -29,7 +30,11 @@ async function openStore(): Promise<TaskStore> {
   return store;
 }
 
-function pool(store: TaskStore, execute: ExecuteTask): { pool: WorkerPool; logs: Record<string, unknown>[] } {
+function pool(
+  store: TaskStore,
+  execute: ExecuteTask,
+  extra: Partial<WorkerPoolOptions> = {},
+): { pool: WorkerPool; logs: Record<string, unknown>[] } {
   const { logs, destination } = captureLogs();
   const kit = createMetrics({
     service: 'task-agent',
@@ -61,6 +66,7 @@ function pool(store: TaskStore, execute: ExecuteTask): { pool: WorkerPool; logs:
       logger: createLogger({ service: 'task-agent', level: 'debug', destination }),
       metrics,
       now: () => new Date(),
+      ...extra,
     }),
   };
 }
@@ -124,5 +130,54 @@ describe('WorkerPool.stop', () => {
     expect(messages[0]).toMatch(
       /interrupted: the task agent shut down; the task is taken over when its lease expires/,
     );
+  });
+});
+
+describe('the retention sweep (TASK_AGENT_RETENTION_DAYS)', () => {
+  it('deletes finished tasks past the retention with their runs and logs, keeps newer and unfinished ones', async () => {
+    const store = await openStore();
+    const day = 86_400_000;
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const old = await store.createTask({ title: 'old', description: 'patient note', priority: 5 }, t0);
+    const claim = await store.claimTask('w', 30_000, t0);
+    await store.finishRun(claim!.run.id, 'w', { status: 'done', output: 'answer', steps: 1 }, t0);
+    const oldPending = await store.createTask({ title: 'old, pending', description: '', priority: 1 }, t0);
+    const recent = await store.createTask(
+      { title: 'recent', description: '', priority: 1 },
+      new Date(t0.getTime() + 9 * day),
+    );
+    await store.cancelTask(recent.id, 'test', new Date(t0.getTime() + 9 * day));
+    const noop: ExecuteTask = () => Promise.reject(new Error('not run'));
+    const { pool: p, logs } = pool(store, noop, {
+      retentionMs: 7 * day,
+      now: () => new Date(t0.getTime() + 10 * day),
+      workers: 0,
+    });
+    await p.tick();
+    expect(await store.getTask(old.id)).toBeUndefined();
+    expect(await store.listRuns({ limit: 10 })).toEqual([]);
+    expect((await store.listLogs({ limit: 100 })).filter((l) => l.task_id === old.id)).toEqual([]);
+    expect((await store.getTask(oldPending.id))?.status).toBe('pending'); // unfinished: kept
+    expect((await store.getTask(recent.id))?.status).toBe('cancelled'); // within the retention: kept
+    expect(logs.find((l) => l['msg'] === 'deleted finished tasks past their retention')).toMatchObject({
+      deleted: 1,
+      before: '2026-01-04T00:00:00.000Z',
+    });
+    await p.stop();
+  });
+
+  it('keeps everything when the retention is 0', async () => {
+    const store = await openStore();
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const task = await store.createTask({ title: 'kept', description: '', priority: 5 }, t0);
+    await store.cancelTask(task.id, 'test', t0);
+    const { pool: p } = pool(store, () => Promise.reject(new Error('not run')), {
+      retentionMs: 0,
+      now: () => new Date('2036-01-01T00:00:00Z'),
+      workers: 0,
+    });
+    await p.tick();
+    expect((await store.getTask(task.id))?.status).toBe('cancelled');
+    await p.stop();
   });
 });

@@ -167,6 +167,7 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
         tickMs: config.TASK_AGENT_TICK_MS,
         runTimeoutMs: config.TASK_AGENT_RUN_TIMEOUT_S * 1000,
         maxAttempts: config.TASK_AGENT_MAX_ATTEMPTS,
+        retentionMs: config.TASK_AGENT_RETENTION_DAYS * 86_400_000,
         nextRun,
         canClaim: () => monitor.status.state === 'up' && monitor.status.model !== null,
         logger,

@@ -53,6 +53,8 @@ export const taskAgentConfigSchema = kitConfigSchema({
   TASK_AGENT_LEASE_MS: env.int({ min: 500, max: 3_600_000 }).default(30_000),
   /** Runs a task gets (a lease that expired counts) before it is failed. */
   TASK_AGENT_MAX_ATTEMPTS: env.int({ min: 1, max: 20 }).default(3),
+  /** Finished tasks (with their runs and logs) are deleted this many days after they last changed; 0 keeps them. */
+  TASK_AGENT_RETENTION_DAYS: env.int({ min: 0, max: 36_500 }).default(0),
   /** How often idle workers look for tasks queued by other replicas or the proxy. */
   TASK_AGENT_POLL_MS: env.int({ min: 10, max: 60_000 }).default(1000),
   /** How often schedules are checked and expired leases recovered. */

@@ -48,7 +48,13 @@ export interface WorkerPoolOptions {
   readonly logger: Logger;
   readonly metrics: TaskAgentMetrics;
   readonly now: () => Date;
+  /** Finished tasks older than this (ms since they last changed) are deleted by the tick; 0 or absent keeps them. */
+  readonly retentionMs?: number;
 }
+
+/** How often the tick sweeps for expired tasks, and how many it deletes at most each time. */
+const RETENTION_SWEEP_MS = 60_000;
+const RETENTION_BATCH = 500;
 
 interface Active {
   readonly claim: Claim;
@@ -65,6 +71,7 @@ export class WorkerPool {
   private tickTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private lastStats: Awaited<ReturnType<TaskStore['stats']>> | undefined;
+  private lastSweep = Number.NEGATIVE_INFINITY;
   private readonly idPrefix: string;
 
   constructor(private readonly options: WorkerPoolOptions) {
@@ -149,11 +156,30 @@ export class WorkerPool {
         logger.info({ schedule: f.schedule.id, task: f.task.id }, 'schedule fired');
       }
       if (recovered.some((r) => r.action === 'retried') || fired.length > 0) this.wake();
+      await this.sweep();
       this.lastStats = await store.stats();
     } catch (error) {
       metrics.storeErrors.inc({ operation: 'tick' });
       logger.error({ err: error }, 'background tick failed');
     }
+  }
+
+  /** The retention sweep: finished tasks past TASK_AGENT_RETENTION_DAYS go, with their runs and logs. */
+  private async sweep(): Promise<void> {
+    const { store, logger, now } = this.options;
+    const retentionMs = this.options.retentionMs ?? 0;
+    const at = now().getTime();
+    if (retentionMs <= 0 || at - this.lastSweep < RETENTION_SWEEP_MS) return;
+    this.lastSweep = at;
+    const cutoff = new Date(at - retentionMs);
+    let deleted = 0;
+    for (;;) {
+      const batch = await store.deleteFinishedBefore(cutoff, RETENTION_BATCH);
+      deleted += batch;
+      if (batch < RETENTION_BATCH) break;
+    }
+    if (deleted > 0)
+      logger.info({ deleted, before: cutoff.toISOString() }, 'deleted finished tasks past their retention');
   }
 
   private async loop(worker: string): Promise<void> {

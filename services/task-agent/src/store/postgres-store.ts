@@ -315,6 +315,17 @@ export class PostgresTaskStore implements TaskStore {
     });
   }
 
+  async deleteFinishedBefore(cutoff: Date, limit: number): Promise<number> {
+    // A task another replica is changing is locked: skipped now, swept next time.
+    const result = await this.pool.query(
+      `DELETE FROM ${this.t.tasks} WHERE id IN (
+         SELECT id FROM ${this.t.tasks} WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < $1
+         ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [iso(cutoff), limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async requeueTask(id: number, now: Date): Promise<Task | undefined> {
     return this.tx(async (c): Promise<Task | undefined> => {
       const row = await this.lockTask(c, id);

@@ -282,6 +282,19 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
+  async deleteFinishedBefore(cutoff: Date, limit: number): Promise<number> {
+    return this.write(
+      () =>
+        this.run(
+          `DELETE FROM tasks WHERE id IN (
+             SELECT id FROM tasks WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < ?
+             ORDER BY updated_at, id LIMIT ?)`,
+          iso(cutoff),
+          limit,
+        ).changes,
+    );
+  }
+
   async requeueTask(id: number, now: Date): Promise<Task | undefined> {
     return this.write((): Task | undefined => {
       const row = this.taskRow(id);

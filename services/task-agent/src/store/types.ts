@@ -113,6 +113,11 @@ export interface TaskStore {
    * `active` (nothing deleted) while it is pending or running (cancel it first); `not_found`.
    */
   deleteTask(id: number): Promise<DeleteTaskResult>;
+  /**
+   * Deletes up to `limit` finished tasks (done, failed, cancelled) last updated before `cutoff`,
+   * oldest first, with their runs and logs (the retention sweep). Returns how many went.
+   */
+  deleteFinishedBefore(cutoff: Date, limit: number): Promise<number>;
   stats(): Promise<TaskStats>;
 
   // Workers ----------------------------------------------------------------------------------
