@@ -252,7 +252,7 @@ describe('what the table cannot show', () => {
       prepareLexicon(lexicon); // as the service does when the base loads
       const best = (input: string): number => {
         let fastest = Infinity;
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < 7; i++) {
           const started = performance.now();
           extractRuleFindings(input, { lexicon });
           fastest = Math.min(fastest, performance.now() - started);
@@ -265,7 +265,9 @@ describe('what the table cannot show', () => {
       best(whole);
       // A few milliseconds for 1,000 characters (300 ms before); 20,000 in about 100 ms (800).
       expect(best(short)).toBeLessThan(100);
-      expect(best(whole) / best(quarter)).toBeLessThan(8);
+      // Linear is 4x on 4 times the text, quadratic 16x; 10 leaves room for a loaded CI machine
+      // (8.6 was seen there once).
+      expect(best(whole) / best(quarter)).toBeLessThan(10);
       expect(extractRuleFindings(whole, { lexicon }).findings.length).toBeGreaterThan(1_000);
     });
   });
