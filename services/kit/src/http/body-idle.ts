@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RequestTimeoutError } from '../errors.js';
+import { declaredLength } from './body-memory.js';
 import { requestContext } from './context.js';
 
 /**
@@ -11,29 +12,29 @@ import { requestContext } from './context.js';
  */
 export function bodyIdleHandler(idleMs: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const hasBody =
-      req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (!hasBody || req.complete) {
+    if (declaredLength(req) === 0 || req.complete) {
       next();
       return;
     }
+    const onIdle = (): void => {
+      stop();
+      requestContext(req).abort(
+        new RequestTimeoutError(
+          `No part of the request body arrived for ${String(idleMs)} ms: it is shorter than its ` +
+            'Content-Length, or the upload stalled',
+        ),
+      );
+    };
     let timer: NodeJS.Timeout | undefined;
+    /** Each chunk restarts the wait. */
+    const arm = (): void => {
+      if (timer === undefined) timer = setTimeout(onIdle, idleMs);
+      else timer.refresh();
+    };
     const stop = (): void => {
       clearTimeout(timer);
       req.off('data', arm);
     };
-    function arm(): void {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        stop();
-        requestContext(req).abort(
-          new RequestTimeoutError(
-            `No part of the request body arrived for ${String(idleMs)} ms: it is shorter than its ` +
-              'Content-Length, or the upload stalled',
-          ),
-        );
-      }, idleMs);
-    }
     // From the moment the parser starts reading ('resume' comes before the first 'data'), so
     // listening never starts the flow of a body no parser reads yet.
     req.once('resume', () => {

@@ -105,7 +105,7 @@ export class BodyMemory {
 }
 
 /** The declared Content-Length; 0 when there is no body; undefined for a chunked body. */
-function declaredLength(req: Request): number | undefined {
+export function declaredLength(req: Request): number | undefined {
   const header = req.headers['content-length'];
   if (header !== undefined) {
     const length = Number(header);
