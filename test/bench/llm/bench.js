@@ -16,8 +16,8 @@
 //
 // Threads: 2 (the service's default: the cores it may use) on a 2-core machine. The service runs
 // with the libuv pool its entry chooses, 1 thread on the CPU and 4 on a GPU; with libuv's default
-// 4, one stream decoded 1.6x slower on 2 cores, and with 1 on an H100, 3 concurrent streams ran
-// about 18% slower (services/llm/README.md, Speed). The line "libuv thread pool" says what each side
+// 4, one stream decoded 1.6x slower on 2 cores, and with 1 on an H200, 3 concurrent streams ran
+// 11-17% slower (services/llm/README.md, Speed). The line "libuv thread pool" says what each side
 // had. With other work on the cores, 2 threads lose far more (llama.cpp's threads wait on each
 // other), so check the load line and the Go build count.
 //
