@@ -33,6 +33,7 @@ import {
   buildComponentObjects,
   componentsInRolloutOrder,
   configHash,
+  configWarnings,
   dataClaimNames,
   objectName,
   ownedSuite,
@@ -40,7 +41,6 @@ import {
   selectorLabels,
   serviceUrl,
   stableJson,
-  storeWarnings,
   type KubeObject,
   type OperatorConfig,
   type OwnedSuite,
@@ -334,7 +334,7 @@ export class Reconciler {
     if (applied.length > 0) {
       await this.event(suite, 'Normal', 'Applied', `${key}: applied ${applied.join(', ')}`);
       // Said when the configuration is applied, not on every reconcile.
-      for (const warning of storeWarnings(suite, key))
+      for (const warning of configWarnings(suite, key))
         await this.event(suite, 'Warning', warning.reason, warning.message);
     }
     return failure;

@@ -10,6 +10,7 @@
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
+import { describeUnreadEnv, unreadEnv } from '../plan/unread-env.js';
 import { usersFileEnv } from './auth.js';
 import { referencedEnv } from './env.js';
 import { componentMetadata } from './metadata.js';
@@ -71,6 +72,17 @@ export function storeWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarni
         `${owner} keeps an embedded store in its own pod; set ${shared} in spec.services.${owner}.env ` +
         `(PostgreSQL) and ${key} gets it too`,
     },
+  ];
+}
+
+/**
+ * Every warning about the component's configuration: {@link storeWarnings}, and each `env` name
+ * that nothing in its pod reads (plan/unread-env.ts).
+ */
+export function configWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarning[] {
+  return [
+    ...storeWarnings(suite, key),
+    ...unreadEnv(suite, key).map((unread) => ({ reason: 'UnreadEnv', message: describeUnreadEnv(unread) })),
   ];
 }
 

@@ -34,6 +34,8 @@ export type Write = `${'apply' | 'delete' | 'status' | 'event'} ${string}`;
 export class FakeKube {
   readonly objects = new Map<string, StoredObject>();
   readonly writes: Write[] = [];
+  /** The Events created, whole (writes names only their reasons). */
+  readonly events: StoredObject[] = [];
   /** Kinds whose API group is not served: list and apply answer 404. */
   readonly unserved = new Set<string>();
   /** Returns the error the server answers an apply of `obj` with, or undefined to accept it. */
@@ -123,8 +125,10 @@ export class FakeKube {
         return Promise.resolve();
       },
       create: (obj: StoredObject): Promise<unknown> => {
-        if (obj.kind === 'Event') this.writes.push(`event ${String(obj['reason'])}`);
-        else this.put(structuredClone(obj));
+        if (obj.kind === 'Event') {
+          this.writes.push(`event ${String(obj['reason'])}`);
+          this.events.push(structuredClone(obj));
+        } else this.put(structuredClone(obj));
         return Promise.resolve(obj);
       },
     };

@@ -211,3 +211,30 @@ describe('Reconciler: an object the API server refuses only when forced', () => 
     expect(condition(forced.status?.services?.taskAgent?.conditions, 'Degraded')?.status).toBe('False');
   });
 });
+
+describe('Reconciler: configuration warnings', () => {
+  it('warns about an env variable nothing reads when it applies the component, naming the one meant', async () => {
+    const env = [
+      { name: 'LLM_CONTEXT_SIZE', value: '8192' },
+      { name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' },
+      { name: 'THREADS', value: '8' },
+    ];
+    const { kube, clock, r } = setup({ llm: { enabled: true, env } });
+    await r.reconcile(NS, 's');
+    const warnings = kube.events.filter((e) => e['reason'] === 'UnreadEnv');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        message:
+          'llm: env LLM_CONTEXT_SIZE is read by nothing in the llm service, so it changes nothing; ' +
+          'did you mean CONTEXT_SIZE?',
+      }),
+    ]);
+    // Said when the configuration is applied, not on every pass.
+    markAllReady(kube);
+    clock.at += 1000;
+    kube.clearWrites();
+    await r.reconcile(NS, 's');
+    expect(events(kube)).not.toContain('event UnreadEnv');
+  });
+});

@@ -133,10 +133,18 @@ describe('local runner (real processes)', () => {
   it('gives the task proxy the agent’s URL, token and SQLite file, and a first user kept in tokens.env', async () => {
     const h = await run({
       dirs: ['task-agent', 'task-proxy'],
-      services: { taskAgent: { enabled: true }, taskProxy: { enabled: true } },
+      services: {
+        // A misspelt setting: the runner warns and starts the service as it is.
+        taskAgent: { enabled: true, env: [{ name: 'TASK_AGENT_RETENTION_DAY', value: '30' }] },
+        taskProxy: { enabled: true },
+      },
       env: { TASK_PROXY_USER: 'clinician' },
     });
     await h.waitForTable(allReady(['taskAgent', 'taskProxy']));
+    expect(h.stderr()).toContain(
+      'warning: taskAgent: env TASK_AGENT_RETENTION_DAY is read by nothing in the taskAgent service, so it ' +
+        'changes nothing; did you mean TASK_AGENT_RETENTION_DAYS?',
+    );
     const tokensFile = join(h.home, 'tokens.env');
     const stored = parseTokensFile(readFileSync(tokensFile, 'utf8'));
     const password = stored.get('TASK_PROXY_PASSWORD') ?? '';

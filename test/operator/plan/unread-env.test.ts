@@ -1,0 +1,106 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { COMPONENT_KEYS, parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
+import {
+  closestName,
+  describeUnreadEnv,
+  readEnvNames,
+  unreadEnv,
+} from '../../../operator/src/plan/unread-env.js';
+import { configData, ownedSuite } from '../../../operator/src/resources/index.js';
+
+const suiteWith = (services: Record<string, unknown>) =>
+  parseSuite({
+    apiVersion: 'clinicalsuite.ai/v1alpha1',
+    kind: 'ClinicalSuite',
+    metadata: { name: 's' },
+    spec: { services },
+  });
+
+describe('closestName', () => {
+  const llm = readEnvNames('llm');
+
+  it.each([
+    ['LLM_CONTEXT_SIZE', 'CONTEXT_SIZE'], // a prefix too many
+    ['context_size', 'CONTEXT_SIZE'], // lower case
+    ['CONTEXT_SIZ', 'CONTEXT_SIZE'], // a typo
+    ['TREADS', 'THREADS'],
+    ['GPU_LAYER', 'GPU_LAYERS'],
+    ['MAX_CONCURENCY', 'MAX_CONCURRENCY'],
+    ['ALIAS', 'MODEL_ALIAS'], // the one known name that ends with it
+  ])('%s → %s', (name, meant) => {
+    expect(closestName(name, llm)).toBe(meant);
+  });
+
+  it.each([
+    'TIMEOUT_MS', // ends several names (QUEUE_, REQUEST_, BODY_IDLE_): no guess
+    'RETENTION_DAYS',
+    'GPU_MEMORY', // two edits from nothing of the llm's
+    'FOO',
+  ])('%s → none', (name) => {
+    expect(closestName(name, llm)).toBeUndefined();
+  });
+
+  it('prefers the longest known name the unread one holds', () => {
+    expect(closestName('MY_GPU_LAYERS', ['GPU', 'GPU_LAYERS', 'LAYERS'])).toBe('GPU_LAYERS');
+    expect(closestName('GPU_MEMORY', ['GPU', 'GPU_LAYERS'])).toBeUndefined(); // not a kind of GPU
+  });
+});
+
+describe('unreadEnv', () => {
+  it('reports what the service does not read, with a hint, and nothing the runtime or the service reads', () => {
+    const suite = suiteWith({
+      llm: {
+        enabled: true,
+        env: [
+          { name: 'CONTEXT_SIZE', value: '8192' },
+          { name: 'LLM_CONTEXT_SIZE', value: '8192' },
+          { name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' },
+          { name: 'UV_THREADPOOL_SIZE', value: '4' },
+          { name: 'CUDA_VISIBLE_DEVICES', value: '0' },
+          { name: 'TZ', value: 'Asia/Ho_Chi_Minh' },
+          { name: 'HF_TOKEN', value: 'x' },
+          { name: 'WIDGET_COLOUR', value: 'blue' },
+        ],
+      },
+      taskAgent: { enabled: true, env: [{ name: 'TASK_AGENT_RETENTION_DAY', value: '30' }] },
+    });
+    expect(unreadEnv(suite, 'llm').map(describeUnreadEnv)).toEqual([
+      'llm: env LLM_CONTEXT_SIZE is read by nothing in the llm service, so it changes nothing; did you mean CONTEXT_SIZE?',
+      'llm: env HF_TOKEN is read by nothing in the llm service, so it changes nothing; the model fetch reads it, not ' +
+        "the service: on Kubernetes set it in spec.services.llm.model.fetchEnv (the local runner's fetch reads the " +
+        "runner's own environment)",
+      'llm: env WIDGET_COLOUR is read by nothing in the llm service, so it changes nothing; see what llm reads in its README',
+    ]);
+    expect(unreadEnv(suite, 'taskAgent')).toEqual([
+      { key: 'taskAgent', name: 'TASK_AGENT_RETENTION_DAY', hint: 'did you mean TASK_AGENT_RETENTION_DAYS?' },
+    ]);
+    expect(unreadEnv(suite, 'agent')).toEqual([]);
+  });
+
+  it('knows each service by its own names: what one reads is unread by another', () => {
+    const suite = suiteWith({
+      llm: { enabled: true, env: [{ name: 'DATABASE_URL', value: 'postgres://db/x' }] },
+      taskAgent: { enabled: true, env: [{ name: 'DATABASE_URL', value: 'postgres://db/x' }] },
+    });
+    expect(unreadEnv(suite, 'llm').map((u) => u.name)).toEqual(['DATABASE_URL']);
+    expect(unreadEnv(suite, 'taskAgent')).toEqual([]);
+  });
+});
+
+describe('what the operator sets', () => {
+  it("is read by each service: every ConfigMap variable of full.yaml's services is in its list", () => {
+    const file = fileURLToPath(new URL('../../../crds/samples/full.yaml', import.meta.url));
+    const suite = parseSuite(parse(readFileSync(file, 'utf8')));
+    const owned = ownedSuite({ ...suite, metadata: { ...suite.metadata, uid: 'u', namespace: 'clinical' } });
+    const unread = COMPONENT_KEYS.flatMap((key) => {
+      const read = new Set(readEnvNames(key));
+      return Object.keys(configData(owned, key))
+        .filter((name) => !read.has(name))
+        .map((name) => `${key}: ${name}`);
+    });
+    expect(unread).toEqual([]);
+  });
+});
