@@ -200,6 +200,31 @@ describe('against a scripted LLM', () => {
     }
   });
 
+  it("refuses a message over the model's context as HTTP does: context_length_exceeded, without calling the LLM", async () => {
+    const small = await startAgent({ LLM_URL: scripted.url, AGENT_CONTEXT_TOKENS: '256' });
+    try {
+      const message = 'word '.repeat(400);
+      const http = await agentPost(`${small.url}/chat`, { message });
+      expect(http.status).toBe(400);
+      const { detail } = (await http.json()) as { detail: string };
+      expect(detail).toMatch(/does not fit the model's context: about \d+ tokens over/);
+      scripted.calls.length = 0;
+      const ws = new WebSocket(`${small.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+      const got = frames(ws, (f) => f.at(-1) === '[DONE]');
+      await opened(ws);
+      ws.send(JSON.stringify({ message, force_intent: 'chat' }));
+      const all = await got;
+      ws.close();
+      expect(all.slice(1)).toEqual([
+        JSON.stringify({ type: 'error', status: 400, code: 'context_length_exceeded', message: detail }),
+        '[DONE]',
+      ]);
+      expect(scripted.calls).toHaveLength(0);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('the deadline passing while a fragment waits on a client that does not read: an error frame (504), then [DONE]', async () => {
     const slow = await startAgent({
       LLM_URL: scripted.url,
