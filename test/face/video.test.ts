@@ -1,6 +1,6 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -129,6 +129,39 @@ describe('recognize_video', () => {
       expect(bad.body.message).toContain(`${field} must be a number`);
     }
   }, 60_000);
+
+  it('counts image uploads against BODY_MEMORY_LIMIT, but not a video, which goes to disk', async () => {
+    const budget = 1024 * 1024;
+    const tight = await startFace({ BODY_MEMORY_LIMIT: String(budget) });
+    try {
+      const avi = videos['avi']!;
+      expect(statSync(avi).size).toBeGreaterThan(budget);
+      const streamed = await post<VideoData>(
+        `${tight.url}/recognize_video`,
+        form({}, [{ field: 'file', path: avi }]),
+      );
+      expect(streamed.status).toBe(200);
+      expect(streamed.body.data?.total_frames).toBeGreaterThan(0);
+      const half = Buffer.alloc(600 * 1024, 1);
+      const batch = await post(
+        `${tight.url}/register_batch`,
+        form({ person_name: 'Too Much' }, [
+          { field: 'files', bytes: half, name: 'a.jpg' },
+          { field: 'files', bytes: half, name: 'b.jpg' },
+        ]),
+      );
+      expect(batch.status).toBe(413);
+      expect(batch.body.message).toContain(
+        `larger than this service's BODY_MEMORY_LIMIT (${String(budget)} bytes)`,
+      );
+      const listed = (await (await fetch(`${tight.url}/list_persons`)).json()) as {
+        data: { persons: unknown[] };
+      };
+      expect(listed.data.persons).toEqual([]);
+    } finally {
+      await tight.close();
+    }
+  });
 
   it('says video is unavailable when ffmpeg is not installed', async () => {
     const noFfmpeg = await startFace({
