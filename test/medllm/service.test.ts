@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-deprecated -- the spec names the field max_tokens; the SDK deprecates it for max_completion_tokens (both work) */
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -297,6 +298,87 @@ describe('a backend that cannot load its model', () => {
         )
       ).status,
     ).toBe(502);
+  });
+});
+
+describe('request bodies: BODY_LIMIT and BODY_MEMORY_LIMIT', () => {
+  let dir: string;
+  let srv: TestServer;
+  const LIMIT = 2 * 1024 * 1024;
+  const MEMORY = 3 * 1024 * 1024;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'medllm-bodies-'));
+    const binary = writeFakeLlamaServer(dir);
+    writeFileSync(join(dir, 'model.gguf'), 'fake');
+    writeFileSync(join(dir, 'mmproj.gguf'), 'fake');
+    srv = await startMedllm({
+      LLAMA_SERVER_PATH: binary,
+      MODEL_PATH: join(dir, 'model.gguf'),
+      MMPROJ_PATH: join(dir, 'mmproj.gguf'),
+      BODY_LIMIT: String(LIMIT),
+      BODY_MEMORY_LIMIT: String(MEMORY),
+    });
+  });
+  afterAll(async () => {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A chat request whose JSON is `bytes` long (its text padded). */
+  const bodyOf = (bytes: number): string => {
+    const request = (content: string) =>
+      JSON.stringify({ model: MODEL, max_tokens: 4, messages: [{ role: 'user', content }] });
+    return request('x'.repeat(bytes - request('').length));
+  };
+  const post = (body: string) =>
+    fetch(`${srv.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+
+  it('a body over BODY_LIMIT is 413 payload_too_large', async () => {
+    const res = await post(bodyOf(LIMIT + 1024));
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('bodies held at once past BODY_MEMORY_LIMIT: 503 with Retry-After, served once the first is done', async () => {
+    const first = bodyOf(LIMIT - 1024);
+    // The first request declares its length and sends a part: the service holds room for it.
+    const held = request({
+      host: '127.0.0.1',
+      port: Number(new URL(srv.url).port),
+      path: '/v1/chat/completions',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(first) },
+    });
+    const firstStatus = new Promise<number>((resolve, reject) => {
+      held.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      held.on('error', reject);
+    });
+    held.write(first.slice(0, 64 * 1024));
+    await waitFor(
+      async () => (await metricValue(srv.url, 'clinicalsuite_request_body_memory_bytes')) > 0,
+      5000,
+    );
+
+    const second = await post(bodyOf(LIMIT - 1024));
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toMatch(/^\d+$/);
+    const { error } = (await second.json()) as { error: { code: string; message: string } };
+    expect(error).toMatchObject({
+      code: 'service_unavailable',
+      message: expect.stringContaining('BODY_MEMORY_LIMIT'),
+    });
+
+    held.end(first.slice(64 * 1024));
+    expect(await firstStatus).toBe(200);
+    expect((await post(bodyOf(LIMIT - 1024))).status).toBe(200);
   });
 });
 
