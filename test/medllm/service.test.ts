@@ -74,6 +74,30 @@ async function startMedllm(env: Record<string, string>, waitReady = true): Promi
   return { service, server, url: server.url, openai, logs, close: () => server.shutdown('test finished') };
 }
 
+/**
+ * The service in front of the fake llama-server (fake model and projector files in a temp
+ * directory); `close` stops it and removes the directory.
+ */
+async function startWithFakeBackend(env: Record<string, string> = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'medllm-fake-'));
+  const binary = writeFakeLlamaServer(dir);
+  writeFileSync(join(dir, 'model.gguf'), 'fake');
+  writeFileSync(join(dir, 'mmproj.gguf'), 'fake');
+  const srv = await startMedllm({
+    LLAMA_SERVER_PATH: binary,
+    MODEL_PATH: join(dir, 'model.gguf'),
+    MMPROJ_PATH: join(dir, 'mmproj.gguf'),
+    ...env,
+  });
+  return {
+    ...srv,
+    close: async () => {
+      await srv.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** The SDK's error for a refused request. */
 async function refusal(
   promise: Promise<unknown>,
@@ -302,28 +326,14 @@ describe('a backend that cannot load its model', () => {
 });
 
 describe('request bodies: BODY_LIMIT and BODY_MEMORY_LIMIT', () => {
-  let dir: string;
   let srv: TestServer;
   const LIMIT = 2 * 1024 * 1024;
   const MEMORY = 3 * 1024 * 1024;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'medllm-bodies-'));
-    const binary = writeFakeLlamaServer(dir);
-    writeFileSync(join(dir, 'model.gguf'), 'fake');
-    writeFileSync(join(dir, 'mmproj.gguf'), 'fake');
-    srv = await startMedllm({
-      LLAMA_SERVER_PATH: binary,
-      MODEL_PATH: join(dir, 'model.gguf'),
-      MMPROJ_PATH: join(dir, 'mmproj.gguf'),
-      BODY_LIMIT: String(LIMIT),
-      BODY_MEMORY_LIMIT: String(MEMORY),
-    });
+    srv = await startWithFakeBackend({ BODY_LIMIT: String(LIMIT), BODY_MEMORY_LIMIT: String(MEMORY) });
   });
-  afterAll(async () => {
-    await srv.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => srv.close());
 
   /** A chat request whose JSON is `bytes` long (its text padded). */
   const bodyOf = (bytes: number): string => {
@@ -383,7 +393,6 @@ describe('request bodies: BODY_LIMIT and BODY_MEMORY_LIMIT', () => {
 });
 
 describe('against a fake llama-server', () => {
-  let dir: string;
   let srv: TestServer;
   let backendUrl: string;
   const received = async (): Promise<{
@@ -398,21 +407,10 @@ describe('against a fake llama-server', () => {
   }> => (await fetch(`${backendUrl}/_received`)).json() as never;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'medllm-fake-'));
-    const binary = writeFakeLlamaServer(dir);
-    writeFileSync(join(dir, 'model.gguf'), 'fake');
-    writeFileSync(join(dir, 'mmproj.gguf'), 'fake');
-    srv = await startMedllm({
-      LLAMA_SERVER_PATH: binary,
-      MODEL_PATH: join(dir, 'model.gguf'),
-      MMPROJ_PATH: join(dir, 'mmproj.gguf'),
-    });
+    srv = await startWithFakeBackend();
     backendUrl = srv.service.backend.url!;
   });
-  afterAll(async () => {
-    await srv.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => srv.close());
 
   it('GET /v1/models and /health', async () => {
     const models = await srv.openai.models.list();
