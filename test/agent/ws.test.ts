@@ -172,56 +172,39 @@ describe('against a scripted LLM', () => {
   });
   afterAll(() => scripted.close());
 
-  it('refuses a message over AGENT_MAX_MESSAGE_CHARS as HTTP does, without calling the LLM', async () => {
-    const short = await startAgent({ LLM_URL: scripted.url, AGENT_MAX_MESSAGE_CHARS: '100' });
+  it.each([
+    {
+      over: 'AGENT_MAX_MESSAGE_CHARS',
+      env: { AGENT_MAX_MESSAGE_CHARS: '100' },
+      message: 'x'.repeat(101),
+      code: 'bad_request',
+    },
+    {
+      over: "the model's context (context_length_exceeded)",
+      env: { AGENT_CONTEXT_TOKENS: '256' },
+      message: 'word '.repeat(400),
+      code: 'context_length_exceeded',
+    },
+  ])('refuses a message over $over as HTTP does, without calling the LLM', async ({ env, message, code }) => {
+    const agent = await startAgent({ LLM_URL: scripted.url, ...env });
     try {
-      const message = 'x'.repeat(101);
-      const http = await agentPost(`${short.url}/chat`, { message });
+      const http = await agentPost(`${agent.url}/chat`, { message });
       expect(http.status).toBe(400);
       const { detail } = (await http.json()) as { detail: string };
       scripted.calls.length = 0;
-      const ws = new WebSocket(`${short.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
-      const got = frames(ws, (f) => f.at(-1) === '[DONE]');
-      await opened(ws);
-      ws.send(JSON.stringify({ message, force_intent: 'chat' }));
-      const all = await got;
-      ws.close();
-      expect(all).toHaveLength(3);
-      expect(JSON.parse(all[1]!)).toEqual({
-        type: 'error',
-        status: 400,
-        code: expect.any(String),
-        message: detail,
-      });
-      expect(all[2]).toBe('[DONE]');
-      expect(scripted.calls).toHaveLength(0);
-    } finally {
-      await short.close();
-    }
-  });
-
-  it("refuses a message over the model's context as HTTP does: context_length_exceeded, without calling the LLM", async () => {
-    const small = await startAgent({ LLM_URL: scripted.url, AGENT_CONTEXT_TOKENS: '256' });
-    try {
-      const message = 'word '.repeat(400);
-      const http = await agentPost(`${small.url}/chat`, { message });
-      expect(http.status).toBe(400);
-      const { detail } = (await http.json()) as { detail: string };
-      expect(detail).toMatch(/does not fit the model's context: about \d+ tokens over/);
-      scripted.calls.length = 0;
-      const ws = new WebSocket(`${small.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
+      const ws = new WebSocket(`${agent.url.replace(/^http/, 'ws')}/ws/chat?token=${AGENT_TOKEN}`);
       const got = frames(ws, (f) => f.at(-1) === '[DONE]');
       await opened(ws);
       ws.send(JSON.stringify({ message, force_intent: 'chat' }));
       const all = await got;
       ws.close();
       expect(all.slice(1)).toEqual([
-        JSON.stringify({ type: 'error', status: 400, code: 'context_length_exceeded', message: detail }),
+        JSON.stringify({ type: 'error', status: 400, code, message: detail }),
         '[DONE]',
       ]);
       expect(scripted.calls).toHaveLength(0);
     } finally {
-      await small.close();
+      await agent.close();
     }
   });
 
