@@ -141,7 +141,7 @@ describe('recognize_video', () => {
         form({}, [{ field: 'file', path: avi }]),
       );
       expect(streamed.status).toBe(200);
-      expect(streamed.body.data?.total_frames).toBeGreaterThan(0);
+      expect(streamed.body.data.total_frames).toBeGreaterThan(0);
       const half = Buffer.alloc(600 * 1024, 1);
       const batch = await post(
         `${tight.url}/register_batch`,
