@@ -1,6 +1,7 @@
 /**
  * Writes what is generated or copied into place: the CRD from the API's zod schema, into `crds/`
- * and into the Helm chart's `crds/`; the Grafana dashboards (`dashboards/*.json`) and the alert
+ * and into the Helm chart's `crds/`; the env warnings' admission policy into the chart's
+ * `admission/` (plan/env-warnings-policy.ts); the Grafana dashboards (`dashboards/*.json`) and the alert
  * rules (`dashboards/alerts/*.rules.yaml`) into the chart (`dashboards/`, `alerts/`), where its
  * templates read them. `npm run generate` runs it; `test/operator/api/crd.test.ts` and
  * `test/observability/dashboards.test.ts` fail when a checked-in copy is stale.
@@ -9,9 +10,11 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { buildCrd } from './api/v1alpha1/crd.js';
+import { buildEnvWarningsPolicySpec } from './plan/env-warnings-policy.js';
 
 export const CRD_FILE = 'crds/clinicalsuite.ai_clinicalsuites.yaml';
 export const CHART_CRD_FILE = 'helm/clinical-suite/crds/clinicalsuite.ai_clinicalsuites.yaml';
+export const CHART_ENV_WARNINGS_FILE = 'helm/clinical-suite/admission/env-warnings.yaml';
 
 /** Source folder → the chart folder its files are copied to, and which files. */
 export const CHART_COPIES = [
@@ -21,6 +24,15 @@ export const CHART_COPIES = [
 
 export function renderCrd(): string {
   return `# Generated from operator/src/api/v1alpha1 by \`npm run generate\`; do not edit.\n${stringify(buildCrd(), { lineWidth: 0 })}`;
+}
+
+/** The spec of the chart's ValidatingAdmissionPolicy for env variables nothing reads. */
+export function renderEnvWarningsPolicy(): string {
+  return (
+    '# Generated from operator/src/plan by `npm run generate`; do not edit. The spec of the ValidatingAdmissionPolicy\n' +
+    '# of templates/env-warnings.yaml.\n' +
+    stringify(buildEnvWarningsPolicySpec(), { lineWidth: 0 })
+  );
 }
 
 /** The files the chart should hold, `to` path → content, copied byte for byte from the sources. */
@@ -53,5 +65,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     writeFileSync(`${root}${file}`, renderCrd());
     process.stdout.write(`wrote ${file}\n`);
   }
+  mkdirSync(`${root}helm/clinical-suite/admission`, { recursive: true });
+  writeFileSync(`${root}${CHART_ENV_WARNINGS_FILE}`, renderEnvWarningsPolicy());
+  process.stdout.write(`wrote ${CHART_ENV_WARNINGS_FILE}\n`);
   for (const file of syncChartCopies(root)) process.stdout.write(`copied ${file}\n`);
 }

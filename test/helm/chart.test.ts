@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
 import {
   binaries,
@@ -194,6 +194,26 @@ function render(...set: string[]): Rendered[] {
     );
   });
 
+  it('renders the env warnings policy (Warn, never Deny) from Kubernetes 1.30, unless switched off', () => {
+    const policy = render().filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+    expect(policy.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy cs-clinical-suite-env-warnings',
+      'ValidatingAdmissionPolicyBinding cs-clinical-suite-env-warnings',
+    ]);
+    expect(policy[1]?.spec).toEqual({
+      policyName: 'cs-clinical-suite-env-warnings',
+      validationActions: ['Warn'],
+    });
+    expect(policy[0]?.spec).toMatchObject({ failurePolicy: 'Ignore' });
+    const kinds = (...args: string[]) => {
+      const r = helm(['template', 'cs', CHART, ...args]);
+      if (r.code !== 0) throw new Error(r.err);
+      return parseAllDocuments(r.out).map((d) => (d.toJS() as Rendered | null)?.kind);
+    };
+    expect(kinds('--kube-version', '1.29.0')).not.toContain('ValidatingAdmissionPolicy');
+    expect(kinds('--set', 'envWarnings.enabled=false')).not.toContain('ValidatingAdmissionPolicy');
+  });
+
   it('rejects bad values through values.schema.json', () => {
     const r = helm([
       'template',
@@ -236,8 +256,8 @@ function render(...set: string[]): Rendered[] {
       );
       expect(install.err).toBe('');
       expect(install.code).toBe(0);
-      const kubectl = (args: string[]) =>
-        spawnSync(bins.kubectl, args, { encoding: 'utf8', env: { ...process.env, ...env } });
+      const kubectl = (args: string[], options: { input?: string } = {}) =>
+        spawnSync(bins.kubectl, args, { encoding: 'utf8', env: { ...process.env, ...env }, ...options });
       expect(kubectl(['get', 'crd', 'clinicalsuites.clinicalsuite.ai']).status).toBe(0);
       const ready = kubectl([
         'get',
@@ -256,6 +276,34 @@ function render(...set: string[]): Rendered[] {
           .map((f) => `configmap/cs-clinical-suite-dashboard-${f.replace(/\.json$/, '')}`)
           .sort(),
       );
+      // kubectl apply warns about an env variable nothing reads, once the policy is in force.
+      const apply = (env: { name: string; value: string }[]) =>
+        kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], {
+          input: stringify({
+            apiVersion: 'clinicalsuite.ai/v1alpha1',
+            kind: 'ClinicalSuite',
+            metadata: { name: 'warned' },
+            spec: { services: { llm: { enabled: true, env } } },
+          }),
+        });
+      const misspelt = [
+        { name: 'LLM_CONTEXT_SIZE', value: '8192' },
+        { name: 'CONTEXT_SIZE', value: '8192' },
+        { name: 'NODE_OPTIONS', value: '--max-old-space-size=4096' },
+      ];
+      let warned = apply(misspelt);
+      for (let i = 0; i < 40 && !warned.stderr.includes('Warning:'); i++) {
+        spawnSync('sleep', ['0.5']);
+        warned = apply(misspelt);
+      }
+      expect(warned.status).toBe(0);
+      // The API server puts "Validation failed for ValidatingAdmissionPolicy '…' with binding '…': " first.
+      expect(warned.stderr).toMatch(
+        /^Warning: .*cs-clinical-suite-env-warnings.*: spec\.services\.llm\.env: nothing in the llm service reads LLM_CONTEXT_SIZE; such a setting has no effect/m,
+      );
+      const clean = apply(misspelt.slice(1));
+      expect(clean.status).toBe(0);
+      expect(clean.stderr).toBe('');
       expect(helm(['uninstall', 'cs', '--namespace', ns], env).code).toBe(0);
     }, 120_000);
   });

@@ -22,7 +22,7 @@ export const FETCH_ENV_NAMES: readonly string[] = [
  * OpenSSL, CUDA, llama.cpp and ONNX Runtime, PostgreSQL's client, or the kit's model paths.
  * Never reported.
  */
-const RUNTIME_NAMES = new Set([
+export const RUNTIME_ENV_NAMES: readonly string[] = [
   'TZ',
   'LANG',
   'LANGUAGE',
@@ -42,8 +42,8 @@ const RUNTIME_NAMES = new Set([
   'https_proxy',
   'no_proxy',
   'CLINICALSUITE_HOME',
-]);
-const RUNTIME_PREFIXES = [
+];
+export const RUNTIME_ENV_PREFIXES: readonly string[] = [
   'NODE_',
   'UV_',
   'LC_',
@@ -70,7 +70,7 @@ export function readEnvNames(key: ComponentKey): readonly string[] {
 }
 
 function isRuntimeName(name: string): boolean {
-  return RUNTIME_NAMES.has(name) || RUNTIME_PREFIXES.some((prefix) => name.startsWith(prefix));
+  return RUNTIME_ENV_NAMES.includes(name) || RUNTIME_ENV_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 
 /** Edits (insert, delete, replace, swap two neighbours) between two names. */
