@@ -1,4 +1,4 @@
-// Generated from each service's configuration schema (services/<dir>/src/config.ts) by
+// Generated from each service's configuration schema (services/<dir>/src/config.ts) and what it reads beside it, by
 // test/operator/plan/service-env-names.test.ts; `UPDATE_GOLDEN=1` rewrites it. Do not edit.
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 
@@ -145,6 +145,7 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'TASK_PROXY_MAX_MESSAGE_CHARS',
     'TASK_PROXY_MAX_SESSIONS',
     'TASK_PROXY_MAX_TITLE_CHARS',
+    'TASK_PROXY_PASSWORD',
     'TASK_PROXY_PROBE_MS',
     'TASK_PROXY_SESSION_IDLE_S',
     'TASK_PROXY_SESSION_MAX_S',

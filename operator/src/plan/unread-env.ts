@@ -69,7 +69,8 @@ export function readEnvNames(key: ComponentKey): readonly string[] {
   return [...KIT_ENV_NAMES, ...SERVICE_ENV_NAMES[key]];
 }
 
-function isRuntimeName(name: string): boolean {
+/** Whether something beneath the service's configuration reads it (RUNTIME_ENV_NAMES, _PREFIXES). */
+export function isRuntimeName(name: string): boolean {
   return RUNTIME_ENV_NAMES.includes(name) || RUNTIME_ENV_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 

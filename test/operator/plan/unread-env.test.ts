@@ -9,7 +9,7 @@ import {
   readEnvNames,
   unreadEnv,
 } from '../../../operator/src/plan/unread-env.js';
-import { configData, ownedSuite } from '../../../operator/src/resources/index.js';
+import { configData, ownedSuite, tokenEnv } from '../../../operator/src/resources/index.js';
 
 const suiteWith = (services: Record<string, unknown>) =>
   parseSuite({
@@ -88,18 +88,31 @@ describe('unreadEnv', () => {
     expect(unreadEnv(suite, 'llm').map((u) => u.name)).toEqual(['DATABASE_URL']);
     expect(unreadEnv(suite, 'taskAgent')).toEqual([]);
   });
+
+  it('knows what a service reads beside its schema: the task proxy first user password', () => {
+    const secretKeyRef = { name: 'proxy', key: 'password' };
+    const suite = suiteWith({
+      taskProxy: {
+        enabled: true,
+        env: [
+          { name: 'TASK_PROXY_USER', value: 'clinician' },
+          { name: 'TASK_PROXY_PASSWORD', valueFrom: { secretKeyRef } },
+        ],
+      },
+    });
+    expect(unreadEnv(suite, 'taskProxy')).toEqual([]);
+  });
 });
 
 describe('what the operator sets', () => {
-  it("is read by each service: every ConfigMap variable of full.yaml's services is in its list", () => {
+  it("is read by each service: every variable of full.yaml's ConfigMaps and containers is in its list", () => {
     const file = fileURLToPath(new URL('../../../crds/samples/full.yaml', import.meta.url));
     const suite = parseSuite(parse(readFileSync(file, 'utf8')));
     const owned = ownedSuite({ ...suite, metadata: { ...suite.metadata, uid: 'u', namespace: 'clinical' } });
     const unread = COMPONENT_KEYS.flatMap((key) => {
       const read = new Set(readEnvNames(key));
-      return Object.keys(configData(owned, key))
-        .filter((name) => !read.has(name))
-        .map((name) => `${key}: ${name}`);
+      const set = [...Object.keys(configData(owned, key)), ...tokenEnv(owned, key).map((e) => e.name)];
+      return set.filter((name) => !read.has(name)).map((name) => `${key}: ${name}`);
     });
     expect(unread).toEqual([]);
   });
