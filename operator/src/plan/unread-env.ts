@@ -2,10 +2,11 @@
  * The `env` names of a ClinicalSuite that nothing reads. Such a variable is a setting that
  * silently does nothing (full.yaml once set LLM_CONTEXT_SIZE, where the llm reads CONTEXT_SIZE),
  * so both runners say so: the operator as a Warning event when it applies the component, the
- * local runner when it starts. Nothing is refused: a variable may be meant for something this
+ * local runner when it starts (and the chart's admission policy, env-warnings-policy.ts, when
+ * the suite is applied). Nothing is refused: a variable may be meant for something this
  * table cannot know about (a library's own setting), and the service runs as before.
  */
-import type { ComponentKey, Suite } from '../api/v1alpha1/index.js';
+import { COMPONENTS, type ComponentKey, type Suite } from '../api/v1alpha1/index.js';
 import { KIT_ENV_NAMES, SERVICE_ENV_NAMES } from './service-env-names.js';
 
 /** Read by the model fetch (the kit's model store), which has its own env: `model.fetchEnv`. */
@@ -64,7 +65,7 @@ export interface UnreadEnv {
   readonly hint: string;
 }
 
-/** Every variable the component's service reads from its configuration. */
+/** Every variable the component's service reads by name (service-env-names.ts). */
 export function readEnvNames(key: ComponentKey): readonly string[] {
   return [...KIT_ENV_NAMES, ...SERVICE_ENV_NAMES[key]];
 }
@@ -140,7 +141,10 @@ export function unreadEnv(suite: Suite, key: ComponentKey): UnreadEnv[] {
       {
         key,
         name,
-        hint: meant === undefined ? `see what ${key} reads in its README` : `did you mean ${meant}?`,
+        hint:
+          meant === undefined
+            ? `services/${COMPONENTS[key].dir}/README.md lists what it reads`
+            : `did you mean ${meant}?`,
       },
     ];
   });

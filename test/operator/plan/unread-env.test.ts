@@ -72,7 +72,7 @@ describe('unreadEnv', () => {
       'llm: env HF_TOKEN is read by nothing in the llm service, so it changes nothing; the model fetch reads it, not ' +
         "the service: on Kubernetes set it in spec.services.llm.model.fetchEnv (the local runner's fetch reads the " +
         "runner's own environment)",
-      'llm: env WIDGET_COLOUR is read by nothing in the llm service, so it changes nothing; see what llm reads in its README',
+      'llm: env WIDGET_COLOUR is read by nothing in the llm service, so it changes nothing; services/llm/README.md lists what it reads',
     ]);
     expect(unreadEnv(suite, 'taskAgent')).toEqual([
       { key: 'taskAgent', name: 'TASK_AGENT_RETENTION_DAY', hint: 'did you mean TASK_AGENT_RETENTION_DAYS?' },
