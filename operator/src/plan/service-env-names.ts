@@ -1,5 +1,6 @@
-// Generated from each service's configuration schema (services/<dir>/src/config.ts) and what it reads beside it, by
-// test/operator/plan/service-env-names.test.ts; `UPDATE_GOLDEN=1` rewrites it. Do not edit.
+// Generated from each service's configuration schema (services/<dir>/src/config.ts) and what it
+// reads beside it, by test/operator/plan/service-env-names.test.ts; `UPDATE_GOLDEN=1` rewrites it.
+// Do not edit.
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 
 /** The variables every service's configuration reads (the kit's). */

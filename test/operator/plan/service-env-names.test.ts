@@ -1,8 +1,8 @@
 /**
  * operator/src/plan/service-env-names.ts lists the variables each service's configuration reads,
  * so that the operator and the local runner can say when a spec's `env` sets one that nothing
- * reads. This test keeps it equal to the services' own schemas (services/<dir>/src/config.ts);
- * `UPDATE_GOLDEN=1` rewrites it.
+ * reads. This test keeps it equal to the services' own schemas (services/<dir>/src/config.ts) and
+ * what they read beside them; `UPDATE_GOLDEN=1` rewrites it.
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -66,8 +66,9 @@ function fromSchemas(): { kit: string[]; services: Record<ComponentKey, string[]
 
 async function render(): Promise<string> {
   const { kit, services } = fromSchemas();
-  const text = `// Generated from each service's configuration schema (services/<dir>/src/config.ts) and what it reads beside it, by
-// test/operator/plan/service-env-names.test.ts; \`UPDATE_GOLDEN=1\` rewrites it. Do not edit.
+  const text = `// Generated from each service's configuration schema (services/<dir>/src/config.ts) and what it
+// reads beside it, by test/operator/plan/service-env-names.test.ts; \`UPDATE_GOLDEN=1\` rewrites it.
+// Do not edit.
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 
 /** The variables every service's configuration reads (the kit's). */
