@@ -29,8 +29,8 @@ export function renderCrd(): string {
 /** The spec of the chart's ValidatingAdmissionPolicy for env variables nothing reads. */
 export function renderEnvWarningsPolicy(): string {
   return (
-    '# Generated from operator/src/plan by `npm run generate`; do not edit. The spec of the ValidatingAdmissionPolicy\n' +
-    '# of templates/env-warnings.yaml.\n' +
+    '# Generated from operator/src/plan by `npm run generate`; do not edit.\n' +
+    '# The spec of the ValidatingAdmissionPolicy of templates/env-warnings.yaml.\n' +
     stringify(buildEnvWarningsPolicySpec(), { lineWidth: 0 })
   );
 }
