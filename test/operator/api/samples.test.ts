@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { COMPONENT_KEYS, enabledComponents, parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
-import { describeUnreadEnv, unreadEnv } from '../../../operator/src/plan/unread-env.js';
+import { describeUnreadEnv, unreadEnv, unreadFetchEnv } from '../../../operator/src/plan/unread-env.js';
 
 const samplesDir = fileURLToPath(new URL('../../../crds/samples/', import.meta.url));
 const samples = readdirSync(samplesDir).filter((f) => f.endsWith('.yaml'));
@@ -31,7 +31,8 @@ describe('crds/samples', () => {
   // LLM_CONTEXT_SIZE; the llm reads CONTEXT_SIZE). The runners warn about one; a sample sets none.
   it.each(samples)('%s sets only variables its services read', (file) => {
     const suite = parseSuite(parse(readFileSync(samplesDir + file, 'utf8')));
-    expect(COMPONENT_KEYS.flatMap((key) => unreadEnv(suite, key).map(describeUnreadEnv))).toEqual([]);
+    const unread = COMPONENT_KEYS.flatMap((key) => [...unreadEnv(suite, key), ...unreadFetchEnv(suite, key)]);
+    expect(unread.map(describeUnreadEnv)).toEqual([]);
   });
 
   it('minimal-cpu.yaml asks for no GPU', () => {

@@ -8,8 +8,9 @@ import {
   describeUnreadEnv,
   readEnvNames,
   unreadEnv,
+  unreadFetchEnv,
 } from '../../../operator/src/plan/unread-env.js';
-import { configData, ownedSuite, tokenEnv } from '../../../operator/src/resources/index.js';
+import { configData, configWarnings, ownedSuite, tokenEnv } from '../../../operator/src/resources/index.js';
 
 const suiteWith = (services: Record<string, unknown>) =>
   parseSuite({
@@ -75,7 +76,12 @@ describe('unreadEnv', () => {
       'llm: env WIDGET_COLOUR is read by nothing in the llm service, so it changes nothing; services/llm/README.md lists what it reads',
     ]);
     expect(unreadEnv(suite, 'taskAgent')).toEqual([
-      { key: 'taskAgent', name: 'TASK_AGENT_RETENTION_DAY', hint: 'did you mean TASK_AGENT_RETENTION_DAYS?' },
+      {
+        key: 'taskAgent',
+        field: 'env',
+        name: 'TASK_AGENT_RETENTION_DAY',
+        hint: 'did you mean TASK_AGENT_RETENTION_DAYS?',
+      },
     ]);
     expect(unreadEnv(suite, 'agent')).toEqual([]);
   });
@@ -101,6 +107,57 @@ describe('unreadEnv', () => {
       },
     });
     expect(unreadEnv(suite, 'taskProxy')).toEqual([]);
+  });
+});
+
+describe('unreadFetchEnv', () => {
+  it("reports what the model fetch does not read: a typo, and a service's setting put there", () => {
+    const suite = suiteWith({
+      llm: {
+        enabled: true,
+        model: {
+          source: 'hf://o/r/m.gguf',
+          fetchEnv: [
+            { name: 'HF_TOKEN', value: 'x' },
+            { name: 'HF_ENDPOINT', value: 'https://mirror.example' },
+            { name: 'PIP_INDEX_URL', value: 'https://pypi.example/simple' },
+            { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
+            { name: 'HF_TOKN', value: 'x' },
+            { name: 'CONTEXT_SIZE', value: '8192' },
+          ],
+        },
+      },
+    });
+    expect(unreadFetchEnv(suite, 'llm').map(describeUnreadEnv)).toEqual([
+      "llm: model.fetchEnv HF_TOKN is read by nothing in llm's model fetch, so it changes nothing; did you mean HF_TOKEN?",
+      "llm: model.fetchEnv CONTEXT_SIZE is read by nothing in llm's model fetch, so it changes nothing; the service " +
+        'reads it, not the fetch: set it in spec.services.llm.env',
+    ]);
+    expect(unreadEnv(suite, 'llm')).toEqual([]);
+  });
+
+  it('is among the warnings the operator records for the component', () => {
+    const suite = suiteWith({
+      llm: {
+        enabled: true,
+        env: [{ name: 'LLM_THREADS', value: '4' }],
+        model: { source: 'hf://o/r/m.gguf', fetchEnv: [{ name: 'HF_ENDPOINTS', value: 'x' }] },
+      },
+    });
+    const owned = ownedSuite({ ...suite, metadata: { ...suite.metadata, uid: 'u', namespace: 'clinical' } });
+    expect(configWarnings(owned, 'llm')).toEqual([
+      {
+        reason: 'UnreadEnv',
+        message:
+          'llm: env LLM_THREADS is read by nothing in the llm service, so it changes nothing; did you mean THREADS?',
+      },
+      {
+        reason: 'UnreadEnv',
+        message:
+          "llm: model.fetchEnv HF_ENDPOINTS is read by nothing in llm's model fetch, so it changes nothing; " +
+          'did you mean HF_ENDPOINT?',
+      },
+    ]);
   });
 });
 
