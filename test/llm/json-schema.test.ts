@@ -124,6 +124,10 @@ describe('grammarSchema', () => {
     expect(problems({ $ref: '#/$defs/missing' })).toEqual([
       '#/$ref: "#/$defs/missing" does not name a schema in the root\'s $defs',
     ]);
+    // A malformed escape in the pointer is the client's mistake too, not the service's.
+    expect(problems({ $ref: '#/$defs/%E0%A4%A', $defs: { x: { type: 'string' } } })).toEqual([
+      '#/$ref: "#/$defs/%E0%A4%A" does not name a schema in the root\'s $defs',
+    ]);
     expect(problems({ type: 'object', properties: { a: { $defs: { x: {} }, type: 'string' } } })).toEqual([
       "#/properties/a/$defs: only the root's $defs are supported",
     ]);

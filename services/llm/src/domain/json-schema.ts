@@ -283,8 +283,15 @@ function isScalar(value: unknown): boolean {
   return value === null || ['string', 'number', 'boolean'].includes(typeof value);
 }
 
-function decodePointer(segment: string): string {
-  return decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~');
+/** A JSON pointer segment of a `$ref` (percent-encoded, then `~1`, `~0`); undefined when malformed. */
+function decodePointer(segment: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return decoded.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
 function escapePointer(segment: string): string {
