@@ -32,6 +32,7 @@ import {
   type Row,
   storable,
   storableOrNull,
+  FINAL_STATUS_FILTER,
 } from './sql.js';
 import type {
   CancelResult,
@@ -319,7 +320,7 @@ export class PostgresTaskStore implements TaskStore {
     // A task another replica is changing is locked: skipped now, swept next time.
     const result = await this.pool.query(
       `DELETE FROM ${this.t.tasks} WHERE id IN (
-         SELECT id FROM ${this.t.tasks} WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < $1
+         SELECT id FROM ${this.t.tasks} WHERE ${FINAL_STATUS_FILTER} AND updated_at < $1
          ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [iso(cutoff), limit],
     );

@@ -1,4 +1,5 @@
 import {
+  FINAL_STATUSES,
   LOG_LEVELS,
   RUN_STATUSES,
   TASK_STATUSES,
@@ -191,6 +192,8 @@ export const TASK_STATUS_CHECK = `status IN (${quoted(TASK_STATUSES)})`;
 export const RUN_STATUS_CHECK = `status IN (${quoted(RUN_STATUSES)})`;
 export const LOG_LEVEL_CHECK = `level IN (${quoted(LOG_LEVELS)})`;
 export const CHAT_ROLE_CHECK = `role IN ('user', 'assistant')`;
+/** A task that is finished: done, failed or cancelled (the retention sweep's filter). */
+export const FINAL_STATUS_FILTER = `status IN (${quoted([...FINAL_STATUSES])})`;
 
 // What the stores write into task logs and runs -----------------------------------------------
 

@@ -36,6 +36,7 @@ import {
   type Row,
   storable,
   storableOrNull,
+  FINAL_STATUS_FILTER,
 } from './sql.js';
 import type {
   CancelResult,
@@ -287,7 +288,7 @@ export class SqliteTaskStore implements TaskStore {
       () =>
         this.run(
           `DELETE FROM tasks WHERE id IN (
-             SELECT id FROM tasks WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < ?
+             SELECT id FROM tasks WHERE ${FINAL_STATUS_FILTER} AND updated_at < ?
              ORDER BY updated_at, id LIMIT ?)`,
           iso(cutoff),
           limit,
