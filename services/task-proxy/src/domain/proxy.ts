@@ -15,9 +15,9 @@ import {
  * answered from the store instead (a write too when it certainly did not reach the agent), as is a
  * read the agent refuses with 503 (starting, draining for a shutdown). Offline,
  * the store answers reads, `create_task` is queued in the store (the agent runs it when back),
- * `cancel_task`, `delete_task` and `clear_history` are applied there, and `chat` is refused with 503. A call the
- * agent does not answer in time is a 504 and leaves the agent online: it was reached, it is slow
- * (a long chat, a busy store), and other users' calls still go to it.
+ * `cancel_task`, `delete_task` and `clear_history` are applied there, and `chat` is refused with
+ * 503. A call the agent does not answer in time is a 504 and leaves the agent online: it was
+ * reached, it is slow (a long chat, a busy store), and other users' calls still go to it.
  */
 
 export type AnswerSource = 'agent' | 'store' | 'proxy';

@@ -78,7 +78,7 @@ export const ActionResponseSchema = z
   .describe(
     'By action: status → {status: online|offline}; chat → {response, model, session_id}; list_tasks → {tasks}; ' +
       'get_task → {task, logs, runs}; create_task → {id, status} (offline also queued: true and message); ' +
-      'cancel_task → {cancelled}; delete_task → {deleted, id}; get_task_logs → {logs}; get_runs → {runs}; get_stats → {stats: {total, ' +
-      'pending, running, done, failed, cancelled}}; get_skills → {skills}; get_schedules → {schedules}; ' +
-      'clear_history → {cleared}',
+      'cancel_task → {cancelled}; delete_task → {deleted, id}; get_task_logs → {logs}; get_runs → {runs}; ' +
+      'get_stats → {stats: {total, pending, running, done, failed, cancelled}}; get_skills → {skills}; ' +
+      'get_schedules → {schedules}; clear_history → {cleared}',
   );
