@@ -331,7 +331,11 @@ describe('request bodies: BODY_LIMIT and BODY_MEMORY_LIMIT', () => {
   const MEMORY = 3 * 1024 * 1024;
 
   beforeAll(async () => {
-    srv = await startWithFakeBackend({ BODY_LIMIT: String(LIMIT), BODY_MEMORY_LIMIT: String(MEMORY) });
+    srv = await startWithFakeBackend({
+      BODY_LIMIT: String(LIMIT),
+      BODY_MEMORY_LIMIT: String(MEMORY),
+      BODY_IDLE_TIMEOUT_MS: '2000',
+    });
   });
   afterAll(() => srv.close());
 
@@ -352,6 +356,38 @@ describe('request bodies: BODY_LIMIT and BODY_MEMORY_LIMIT', () => {
     const res = await post(bodyOf(LIMIT + 1024));
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('a body that stops arriving for BODY_IDLE_TIMEOUT_MS is 408 request_timeout, its connection closed', async () => {
+    const body = bodyOf(4096);
+    const started = Date.now();
+    const stalled = request({
+      host: '127.0.0.1',
+      port: Number(new URL(srv.url).port),
+      path: '/v1/chat/completions',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    const answer = new Promise<{ status: number; text: string; connection: string | undefined }>(
+      (resolve, reject) => {
+        stalled.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text, connection: res.headers.connection }),
+          );
+        });
+        stalled.on('error', reject);
+      },
+    );
+    stalled.write(body.slice(0, 100)); // the rest never comes
+    const { status, text, connection } = await answer;
+    expect(status).toBe(408);
+    expect((JSON.parse(text) as { error: { code: string } }).error.code).toBe('request_timeout');
+    expect(connection).toBe('close');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
+    stalled.destroy();
   });
 
   it('bodies held at once past BODY_MEMORY_LIMIT: 503 with Retry-After, served once the first is done', async () => {
