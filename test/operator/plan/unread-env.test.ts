@@ -1,8 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
-import { COMPONENT_KEYS, parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
+import { COMPONENT_KEYS } from '../../../operator/src/api/v1alpha1/index.js';
 import {
   closestName,
   describeUnreadEnv,
@@ -10,15 +7,8 @@ import {
   unreadEnv,
   unreadFetchEnv,
 } from '../../../operator/src/plan/unread-env.js';
-import { configData, configWarnings, ownedSuite, tokenEnv } from '../../../operator/src/resources/index.js';
-
-const suiteWith = (services: Record<string, unknown>) =>
-  parseSuite({
-    apiVersion: 'clinicalsuite.ai/v1alpha1',
-    kind: 'ClinicalSuite',
-    metadata: { name: 's' },
-    spec: { services },
-  });
+import { configData, configWarnings, tokenEnv } from '../../../operator/src/resources/index.js';
+import { sample, suiteWith } from '../resources/fixtures.js';
 
 describe('closestName', () => {
   const llm = readEnvNames('llm');
@@ -144,8 +134,7 @@ describe('unreadFetchEnv', () => {
         model: { source: 'hf://o/r/m.gguf', fetchEnv: [{ name: 'HF_ENDPOINTS', value: 'x' }] },
       },
     });
-    const owned = ownedSuite({ ...suite, metadata: { ...suite.metadata, uid: 'u', namespace: 'clinical' } });
-    expect(configWarnings(owned, 'llm')).toEqual([
+    expect(configWarnings(suite, 'llm')).toEqual([
       {
         reason: 'UnreadEnv',
         message:
@@ -163,12 +152,10 @@ describe('unreadFetchEnv', () => {
 
 describe('what the operator sets', () => {
   it("is read by each service: every variable of full.yaml's ConfigMaps and containers is in its list", () => {
-    const file = fileURLToPath(new URL('../../../crds/samples/full.yaml', import.meta.url));
-    const suite = parseSuite(parse(readFileSync(file, 'utf8')));
-    const owned = ownedSuite({ ...suite, metadata: { ...suite.metadata, uid: 'u', namespace: 'clinical' } });
+    const full = sample('full');
     const unread = COMPONENT_KEYS.flatMap((key) => {
       const read = new Set(readEnvNames(key));
-      const set = [...Object.keys(configData(owned, key)), ...tokenEnv(owned, key).map((e) => e.name)];
+      const set = [...Object.keys(configData(full, key)), ...tokenEnv(full, key).map((e) => e.name)];
       return set.filter((name) => !read.has(name)).map((name) => `${key}: ${name}`);
     });
     expect(unread).toEqual([]);
