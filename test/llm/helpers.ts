@@ -25,7 +25,7 @@ export function tinyModelPath(): string {
  * 20-40x slower with two threads on two busy cores), no GPU. `start: false` leaves the model unloaded.
  */
 export async function startLlm(
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
   options: { start?: boolean; waitReady?: boolean } = {},
 ): Promise<LlmTestServer> {
   const config = loadLlmConfig({

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getLlama, type Llama, type LlamaModel } from 'node-llama-cpp';
 import OpenAI from 'openai';
@@ -220,9 +221,15 @@ describe('chat completions through the openai SDK', () => {
     expect(content.trimStart().startsWith('{')).toBe(true);
   });
 
-  it('lists the alias in /v1/models', async () => {
+  it('lists the alias in /v1/models, with the name of the model behind it and no licence it cannot know', async () => {
     const list = await client.models.list();
     expect(list.data.map((m) => m.id)).toEqual([MODEL]);
+    // The tiny model is mounted outside the manifest's path and its GGUF states no licence.
+    expect(list.data[0]).toMatchObject({
+      root: basename(tinyModelPath()),
+      name: 'tiny-llama-test',
+      license: null,
+    });
   });
 });
 

@@ -1,8 +1,37 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { MODEL_MANIFEST } from '@clinicalsuite/kit/models';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { auth, post, startLlm, tinyModelPath, waitFor, type LlmTestServer } from './helpers.js';
+
+describe('the manifest’s file, found under MODELS_DIR', () => {
+  let dir: string;
+  let srv: LlmTestServer;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'llm-manifest-'));
+    const path = join(dir, MODEL_MANIFEST['llm']!.file);
+    mkdirSync(dirname(path), { recursive: true });
+    copyFileSync(tinyModelPath(), path);
+    srv = await startLlm({ MODEL_PATH: undefined, MODELS_DIR: dir });
+  });
+  afterAll(async () => {
+    await srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is served with the manifest’s licence beside the name the GGUF gives itself', async () => {
+    const license = MODEL_MANIFEST['llm']!.license;
+    const status = (await (await fetch(`${srv.url}/status`, { headers: auth })).json()) as {
+      model: Record<string, unknown>;
+    };
+    expect(status.model).toMatchObject({ loaded: true, name: 'tiny-llama-test', license });
+    const models = (await (await fetch(`${srv.url}/v1/models`, { headers: auth })).json()) as {
+      data: Record<string, unknown>[];
+    };
+    expect(models.data[0]).toMatchObject({ name: 'tiny-llama-test', license });
+  });
+});
 
 describe('before the model is there', () => {
   let dir: string;

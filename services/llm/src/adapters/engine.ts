@@ -15,6 +15,8 @@ export interface ModelDescription {
   readonly sizeBytes: number | null;
   readonly architecture: string | null;
   readonly name: string | null;
+  /** The GGUF's own `general.license`, when it states one. */
+  readonly license: string | null;
   readonly chatTemplate: ChatTemplateInfo;
   /** `cuda`, `vulkan`, `metal`, or null on CPU. */
   readonly gpu: string | null;

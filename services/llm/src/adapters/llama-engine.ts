@@ -81,6 +81,7 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
       sizeBytes: size,
       architecture: metadata.general.architecture,
       name: metadata.general.name ?? null,
+      license: metadata.general.license ?? null,
       chatTemplate: template,
       gpu: llama.gpu === false ? null : llama.gpu,
       gpuLayers: model.gpuLayers,

@@ -55,6 +55,7 @@ export function statusRoute(rt: LlmRuntime, readiness: Readiness, gpu: GpuStatus
           size_bytes: d?.sizeBytes ?? null,
           architecture: d?.architecture ?? null,
           name: d?.name ?? null,
+          license: licenseOf(rt),
           chat_template: d?.chatTemplate ?? null,
         },
         context_size: engine?.contextSize ?? rt.config.CONTEXT_SIZE,
@@ -94,10 +95,17 @@ export function modelsRoute(rt: LlmRuntime): AnyRoute {
           owned_by: 'clinicalsuite',
           root: basename(rt.config.modelPath),
           max_model_len: rt.host.engine?.contextSize ?? rt.config.CONTEXT_SIZE,
+          name: rt.host.engine?.description.name ?? null,
+          license: licenseOf(rt),
         },
       ],
     }),
   });
+}
+
+/** The manifest's licence for the manifest's file, else what the GGUF says, else null (unknown). */
+function licenseOf(rt: LlmRuntime): string | null {
+  return rt.config.manifestModel?.license ?? rt.host.engine?.description.license ?? null;
 }
 
 function batchingOf(engine: LlmEngine | undefined): Status['batching'] {

@@ -121,8 +121,15 @@ export const ModelListSchema = z.object({
       object: z.literal('model'),
       created: z.number().int(),
       owned_by: z.string(),
-      root: z.string(),
+      root: z.string().describe('The GGUF file served under the alias `id`'),
       max_model_len: z.number().int(),
+      name: z.string().nullable().describe('The GGUF’s own name (general.name); null until loaded'),
+      license: z
+        .string()
+        .nullable()
+        .describe(
+          'The model manifest’s licence for its file, else the GGUF’s general.license; null: unknown',
+        ),
     }),
   ),
 });

@@ -25,7 +25,11 @@ export const StatusSchema = z.object({
     loaded: z.boolean(),
     size_bytes: z.number().int().nullable(),
     architecture: z.string().nullable(),
-    name: z.string().nullable(),
+    name: z.string().nullable().describe('The GGUF’s own name (general.name); null until loaded'),
+    license: z
+      .string()
+      .nullable()
+      .describe('The model manifest’s licence for its file, else the GGUF’s general.license; null: unknown'),
     chat_template: z
       .object({
         source: z.enum(['gguf', 'fallback']),
