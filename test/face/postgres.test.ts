@@ -1,26 +1,24 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { PostgresRegistry } from '../../services/face/src/adapters/postgres-registry.js';
 import type { FacePhoto } from '../fixtures/photos/face-photos.js';
 import { postgresBinDir, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { describeReal } from '../fixtures/real-component.js';
 import { ensureFaceFixtures, form, post, startFace, type FaceTestServer } from './helpers.js';
 
 // Two replicas of the face service on one PostgreSQL registry: a person registered or deleted
 // through one is recognized (or forgotten) by the other, and concurrent registrations of one
 // person through both lose nothing.
 
-const present = postgresBinDir() !== undefined;
-if (!present)
-  console.log(
-    'skipping the PostgreSQL registry tests: PostgreSQL is not installed (apt-get install postgresql)',
-  );
+const missing =
+  postgresBinDir() === undefined ? 'PostgreSQL is not installed (apt-get install postgresql)' : null;
 
 interface Recognized {
   faces: { recognized: boolean; person_name: string }[];
 }
 
-(present ? describe : describe.skip)('face registry on PostgreSQL, two replicas', () => {
+describeReal(missing, 'face registry on PostgreSQL, two replicas', () => {
   let pgServer: TestPostgres;
   let photos: Record<FacePhoto, string>;
   let a: FaceTestServer;

@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   LlamaChat,
@@ -16,18 +13,14 @@ import {
 import type { LlmEngine } from '../../services/llm/src/adapters/engine.js';
 import { loadLlamaEngine } from '../../services/llm/src/adapters/llama-engine.js';
 import type { GenerationParams } from '../../services/llm/src/domain/types.js';
+import { describeReal, missingModel, realModelPath } from '../fixtures/real-component.js';
 import { tinyModelPath } from './helpers.js';
 
 // The service's engine steps its generations itself (one lockstep loop for all of them, its own
 // stop handling and detokenizing). Under greedy decoding it must give exactly the text that
 // node-llama-cpp's own LlamaChat gives for the same chat, alone or three at once.
 
-const REAL = join(
-  process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite'),
-  'models',
-  'llm',
-  'gemma-3-270m-q4_k_m.gguf',
-);
+const REAL = realModelPath('llm', 'gemma-3-270m-q4_k_m.gguf');
 
 interface Reference {
   readonly llama: Llama;
@@ -243,7 +236,8 @@ describe('the lockstep engine on small batches, and unloaded while it generates 
   }, 60_000);
 });
 
-(existsSync(REAL) ? describe : describe.skip)(
+describeReal(
+  missingModel(REAL, 'llm-base'),
   'the lockstep engine against LlamaChat (real llm-base GGUF)',
   () => {
     let engine: LlmEngine;

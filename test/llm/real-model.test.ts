@@ -1,21 +1,11 @@
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeReal, missingModel, realModelPath } from '../fixtures/real-component.js';
 import { auth, post, startLlm, type LlmTestServer } from './helpers.js';
 
-// The real Gemma 3 270M base GGUF (`npm run models -- fetch llm-base`), when it is on this machine.
-const PATH = join(
-  process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite'),
-  'models',
-  'llm',
-  'gemma-3-270m-q4_k_m.gguf',
-);
-const present = existsSync(PATH);
-if (!present)
-  console.log(`skipping the real-model tests: ${PATH} is absent (npm run models -- fetch llm-base)`);
+// The real Gemma 3 270M base GGUF (`npm run models -- fetch llm-base`).
+const PATH = realModelPath('llm', 'gemma-3-270m-q4_k_m.gguf');
 
-(present ? describe : describe.skip)('the real llm-base GGUF', () => {
+describeReal(missingModel(PATH, 'llm-base'), 'the real llm-base GGUF', () => {
   let srv: LlmTestServer;
   beforeAll(async () => {
     srv = await startLlm({

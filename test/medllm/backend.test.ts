@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describeReal } from '../fixtures/real-component.js';
 import sharp from 'sharp';
 
 import { GGML_F32, GGUF_VERSION, parseGguf } from '../fixtures/models/gguf-writer.js';
@@ -126,7 +127,6 @@ describe('the tiny multimodal model generator', () => {
 });
 
 const found = findLlamaServer();
-if ('reason' in found) console.log(`skipping the llama-server backend tests: ${found.reason}`);
 
 interface Completion {
   choices: { message: { role: string; content: string }; finish_reason: string }[];
@@ -150,7 +150,7 @@ async function testPng(width = 96, height = 80, shift = 0): Promise<Buffer> {
 
 const dataUrl = (mime: string, bytes: Buffer): string => `data:${mime};base64,${bytes.toString('base64')}`;
 
-('path' in found ? describe : describe.skip)('llama-server on the tiny model and projector', () => {
+describeReal('reason' in found ? found.reason : null, 'llama-server on the tiny model and projector', () => {
   let child: ChildProcess | undefined;
   let url = '';
   let stderr = '';

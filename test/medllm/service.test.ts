@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describeReal } from '../fixtures/real-component.js';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { type RunningServer } from '@clinicalsuite/kit';
@@ -848,179 +849,181 @@ describe('against a fake llama-server', () => {
 // The real llama-server with the tiny generated model and projector.
 
 const found = findLlamaServer();
-const describeReal = 'path' in found ? describe : describe.skip;
-if ('reason' in found) console.warn(`medllm real-backend tests skipped: ${found.reason}`);
 const binary = 'path' in found ? found.path : undefined;
 
-describeReal('against the real llama-server with the tiny multimodal model', () => {
-  let srv: TestServer;
-  let imageTokens: number;
-  beforeAll(async () => {
-    const tiny = ensureTinyMtmdGguf();
-    imageTokens = tiny.imageTokens;
-    srv = await startMedllm({
-      LLAMA_SERVER_PATH: binary!,
-      MODEL_PATH: tiny.model,
-      MMPROJ_PATH: tiny.mmproj,
-      CONTEXT_SIZE: '1024',
-      // Two slots: llama-server splits its context over them, and each must still hold 1024.
-      MAX_CONCURRENCY: '2',
-      // The tiny projector's embeddings plus the begin and end markers.
-      IMAGE_TOKENS: String(tiny.imageTokens + 2),
-      LLAMA_SERVER_ARGS: '--no-warmup --metrics',
+describeReal(
+  'reason' in found ? found.reason : null,
+  'against the real llama-server with the tiny multimodal model',
+  () => {
+    let srv: TestServer;
+    let imageTokens: number;
+    beforeAll(async () => {
+      const tiny = ensureTinyMtmdGguf();
+      imageTokens = tiny.imageTokens;
+      srv = await startMedllm({
+        LLAMA_SERVER_PATH: binary!,
+        MODEL_PATH: tiny.model,
+        MMPROJ_PATH: tiny.mmproj,
+        CONTEXT_SIZE: '1024',
+        // Two slots: llama-server splits its context over them, and each must still hold 1024.
+        MAX_CONCURRENCY: '2',
+        // The tiny projector's embeddings plus the begin and end markers.
+        IMAGE_TOKENS: String(tiny.imageTokens + 2),
+        LLAMA_SERVER_ARGS: '--no-warmup --metrics',
+      });
+    }, 120_000);
+    afterAll(async () => {
+      if ((srv as TestServer | undefined) !== undefined) await srv.close();
     });
-  }, 120_000);
-  afterAll(async () => {
-    if ((srv as TestServer | undefined) !== undefined) await srv.close();
-  });
 
-  it('every llama-server slot holds the CONTEXT_SIZE the front checks requests against', async () => {
-    const slots = (await (await fetch(`${srv.service.backend.url}/slots`)).json()) as { n_ctx: number }[];
-    expect(slots.map((s) => s.n_ctx)).toEqual([1024, 1024]);
-  });
-
-  it('text only, whole and streamed', async () => {
-    const completion = await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
-      max_tokens: 8,
-      temperature: 0,
+    it('every llama-server slot holds the CONTEXT_SIZE the front checks requests against', async () => {
+      const slots = (await (await fetch(`${srv.service.backend.url}/slots`)).json()) as { n_ctx: number }[];
+      expect(slots.map((s) => s.n_ctx)).toEqual([1024, 1024]);
     });
-    expect(completion.choices[0]!.finish_reason).toBe('length');
-    expect(completion.usage!.completion_tokens).toBe(8);
-    let content = '';
-    let usage: OpenAI.CompletionUsage | null | undefined;
-    for await (const chunk of await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
-      max_tokens: 8,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-    })) {
-      content += chunk.choices[0]?.delta.content ?? '';
-      if (chunk.usage) usage = chunk.usage;
-    }
-    expect(usage).toMatchObject({ completion_tokens: 8, prompt_tokens: completion.usage!.prompt_tokens });
-    expect(content).toBe(completion.choices[0]!.message.content);
-  }, 60_000);
 
-  it('image + text: the image goes through the projector (its tokens in usage), streamed too', async () => {
-    const text = await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [imageMessage('What does the image show?')],
-      max_tokens: 4,
-      temperature: 0,
-    });
-    const png = dataUrl('image/png', await pngOf(100, 80));
-    const withImage = await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [imageMessage('What does the image show?', png)],
-      max_tokens: 4,
-      temperature: 0,
-    });
-    expect(withImage.usage!.prompt_tokens - text.usage!.prompt_tokens).toBe(imageTokens + 2);
-    const jpeg = dataUrl(
-      'image/jpeg',
-      await sharp(await pngOf(64, 64))
-        .jpeg()
-        .toBuffer(),
-    );
-    const webp = dataUrl(
-      'image/webp',
-      await sharp(await pngOf(64, 64))
-        .webp()
-        .toBuffer(),
-    );
-    let usage: OpenAI.CompletionUsage | null | undefined;
-    for await (const chunk of await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [imageMessage('Compare.', jpeg, webp)],
-      max_tokens: 4,
-      stream: true,
-      stream_options: { include_usage: true },
-    })) {
-      if (chunk.usage) usage = chunk.usage;
-    }
-    expect(usage!.completion_tokens).toBe(4);
-    expect(usage!.prompt_tokens).toBeGreaterThan(2 * imageTokens);
-  }, 60_000);
-
-  it('bad image and over the context: 400', async () => {
-    const bomb = await refusal(
-      srv.openai.chat.completions.create({
+    it('text only, whole and streamed', async () => {
+      const completion = await srv.openai.chat.completions.create({
         model: MODEL,
-        messages: [imageMessage('x', dataUrl('image/png', await pixelBomb(60_000, 60_000)))],
-      }),
-    );
-    expect(bomb.status).toBe(400);
-    const long = await refusal(
-      srv.openai.chat.completions.create({
+        messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
+        max_tokens: 8,
+        temperature: 0,
+      });
+      expect(completion.choices[0]!.finish_reason).toBe('length');
+      expect(completion.usage!.completion_tokens).toBe(8);
+      let content = '';
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const chunk of await srv.openai.chat.completions.create({
         model: MODEL,
-        messages: [{ role: 'user', content: 'word '.repeat(900) }],
-        max_tokens: 200,
-      }),
-    );
-    expect(long.status).toBe(400);
-    expect(long.message).toMatch(/over the context of 1024 tokens/);
-  });
-
-  it('a client that goes away stops the generation', async () => {
-    // llama-server's own count of generated tokens (--metrics), cancelled tasks included.
-    const predicted = async (): Promise<number> => {
-      const text = await (await fetch(`${srv.service.backend.url}/metrics`)).text();
-      return Number(/^llamacpp:tokens_predicted_total (\d+)/m.exec(text)?.[1]);
-    };
-    const before = await predicted();
-    const controller = new AbortController();
-    const stream = await srv.openai.chat.completions.create(
-      {
-        model: MODEL,
-        messages: [{ role: 'user', content: 'Tell me everything.' }],
-        max_tokens: 700,
+        messages: [{ role: 'user', content: 'Describe a normal chest X-ray.' }],
+        max_tokens: 8,
+        temperature: 0,
         stream: true,
-      },
-      { signal: controller.signal },
-    );
-    let pieces = 0;
-    await (async () => {
-      for await (const chunk of stream) {
-        if (chunk.choices[0]?.delta.content) pieces += 1;
-        if (pieces === 1) controller.abort();
+        stream_options: { include_usage: true },
+      })) {
+        content += chunk.choices[0]?.delta.content ?? '';
+        if (chunk.usage) usage = chunk.usage;
       }
-    })().catch((error: unknown) => {
-      if (!controller.signal.aborted) throw error;
-    });
-    // The slot is free again, and it stopped well before the 700 tokens asked for (the tiny model
-    // makes ~5000 tokens/s on one thread: a finished run would count all 700).
-    await waitFor(async () => {
-      const res = await fetch(`${srv.service.backend.url}/slots`);
-      return ((await res.json()) as { is_processing: boolean }[]).every((s) => !s.is_processing);
-    }, 5000);
-    const generated = (await predicted()) - before;
-    expect(generated).toBeGreaterThan(0);
-    expect(generated).toBeLessThan(700);
-  }, 60_000);
+      expect(usage).toMatchObject({ completion_tokens: 8, prompt_tokens: completion.usage!.prompt_tokens });
+      expect(content).toBe(completion.choices[0]!.message.content);
+    }, 60_000);
 
-  it('backend killed: 502, then recovery without restarting the service', async () => {
-    const pid = srv.service.backend.pid!;
-    process.kill(pid, 'SIGKILL');
-    await waitFor(() => srv.service.backend.ready === undefined, 5000);
-    const refused = await refusal(
-      srv.openai.chat.completions.create({
+    it('image + text: the image goes through the projector (its tokens in usage), streamed too', async () => {
+      const text = await srv.openai.chat.completions.create({
         model: MODEL,
-        messages: [{ role: 'user', content: 'hi' }],
-        max_tokens: 2,
-      }),
-    );
-    expect(refused.status).toBe(502);
-    await waitFor(() => srv.service.backend.ready !== undefined, 60_000);
-    const completion = await srv.openai.chat.completions.create({
-      model: MODEL,
-      messages: [imageMessage('again', dataUrl('image/png', await pngOf()))],
-      max_tokens: 2,
+        messages: [imageMessage('What does the image show?')],
+        max_tokens: 4,
+        temperature: 0,
+      });
+      const png = dataUrl('image/png', await pngOf(100, 80));
+      const withImage = await srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [imageMessage('What does the image show?', png)],
+        max_tokens: 4,
+        temperature: 0,
+      });
+      expect(withImage.usage!.prompt_tokens - text.usage!.prompt_tokens).toBe(imageTokens + 2);
+      const jpeg = dataUrl(
+        'image/jpeg',
+        await sharp(await pngOf(64, 64))
+          .jpeg()
+          .toBuffer(),
+      );
+      const webp = dataUrl(
+        'image/webp',
+        await sharp(await pngOf(64, 64))
+          .webp()
+          .toBuffer(),
+      );
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const chunk of await srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [imageMessage('Compare.', jpeg, webp)],
+        max_tokens: 4,
+        stream: true,
+        stream_options: { include_usage: true },
+      })) {
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(usage!.completion_tokens).toBe(4);
+      expect(usage!.prompt_tokens).toBeGreaterThan(2 * imageTokens);
+    }, 60_000);
+
+    it('bad image and over the context: 400', async () => {
+      const bomb = await refusal(
+        srv.openai.chat.completions.create({
+          model: MODEL,
+          messages: [imageMessage('x', dataUrl('image/png', await pixelBomb(60_000, 60_000)))],
+        }),
+      );
+      expect(bomb.status).toBe(400);
+      const long = await refusal(
+        srv.openai.chat.completions.create({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'word '.repeat(900) }],
+          max_tokens: 200,
+        }),
+      );
+      expect(long.status).toBe(400);
+      expect(long.message).toMatch(/over the context of 1024 tokens/);
     });
-    expect(completion.usage!.completion_tokens).toBe(2);
-    expect(srv.service.backend.restarts).toBe(1);
-  }, 90_000);
-});
+
+    it('a client that goes away stops the generation', async () => {
+      // llama-server's own count of generated tokens (--metrics), cancelled tasks included.
+      const predicted = async (): Promise<number> => {
+        const text = await (await fetch(`${srv.service.backend.url}/metrics`)).text();
+        return Number(/^llamacpp:tokens_predicted_total (\d+)/m.exec(text)?.[1]);
+      };
+      const before = await predicted();
+      const controller = new AbortController();
+      const stream = await srv.openai.chat.completions.create(
+        {
+          model: MODEL,
+          messages: [{ role: 'user', content: 'Tell me everything.' }],
+          max_tokens: 700,
+          stream: true,
+        },
+        { signal: controller.signal },
+      );
+      let pieces = 0;
+      await (async () => {
+        for await (const chunk of stream) {
+          if (chunk.choices[0]?.delta.content) pieces += 1;
+          if (pieces === 1) controller.abort();
+        }
+      })().catch((error: unknown) => {
+        if (!controller.signal.aborted) throw error;
+      });
+      // The slot is free again, and it stopped well before the 700 tokens asked for (the tiny model
+      // makes ~5000 tokens/s on one thread: a finished run would count all 700).
+      await waitFor(async () => {
+        const res = await fetch(`${srv.service.backend.url}/slots`);
+        return ((await res.json()) as { is_processing: boolean }[]).every((s) => !s.is_processing);
+      }, 5000);
+      const generated = (await predicted()) - before;
+      expect(generated).toBeGreaterThan(0);
+      expect(generated).toBeLessThan(700);
+    }, 60_000);
+
+    it('backend killed: 502, then recovery without restarting the service', async () => {
+      const pid = srv.service.backend.pid!;
+      process.kill(pid, 'SIGKILL');
+      await waitFor(() => srv.service.backend.ready === undefined, 5000);
+      const refused = await refusal(
+        srv.openai.chat.completions.create({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 2,
+        }),
+      );
+      expect(refused.status).toBe(502);
+      await waitFor(() => srv.service.backend.ready !== undefined, 60_000);
+      const completion = await srv.openai.chat.completions.create({
+        model: MODEL,
+        messages: [imageMessage('again', dataUrl('image/png', await pngOf()))],
+        max_tokens: 2,
+      });
+      expect(completion.usage!.completion_tokens).toBe(2);
+      expect(srv.service.backend.restarts).toBe(1);
+    }, 90_000);
+  },
+);

@@ -22,7 +22,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { COMPONENTS, type ComponentKey } from '../../operator/src/api/v1alpha1/index.js';
 import { metricServiceName } from '../../operator/src/resources/service-monitor.js';
 import {
@@ -42,6 +42,7 @@ import {
   where,
   type PanelQuery,
 } from './prometheus/evaluate.js';
+import { describeReal } from '../fixtures/real-component.js';
 import { runLoad, type LoadSummary } from './prometheus/load.js';
 import { startOperator, type RunningOperator } from './prometheus/operator.js';
 import { Prometheus, PromApiError, prometheusMissing, type ScrapeJob } from './prometheus/server.js';
@@ -84,7 +85,6 @@ const OPERATOR_METRIC =
   /^(controller_runtime_|workqueue_|rest_client_|leader_election_|clinicalsuite_operator_|clinicalsuite_suite_)/;
 
 const missing = prometheusMissing();
-if (missing) console.warn(`prometheus tests skipped: ${missing}`);
 
 /** The metric families of one /metrics text, with the sample names Prometheus stores for them. */
 function exposedNames(text: string): Set<string> {
@@ -100,7 +100,7 @@ function exposedNames(text: string): Set<string> {
   return names;
 }
 
-(missing ? describe.skip : describe)('dashboards and alerts on a real Prometheus scraping the suite', () => {
+describeReal(missing, 'dashboards and alerts on a real Prometheus scraping the suite', () => {
   let suite: RunningSuite | undefined;
   let operator: RunningOperator | undefined;
   let operatorSkipped: string | undefined;

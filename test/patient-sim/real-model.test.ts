@@ -1,31 +1,19 @@
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { loadCases } from '../../services/patient-sim/src/adapters/case-files.js';
 import { BUILTIN_CASES_DIR } from '../../services/patient-sim/src/config.js';
 import { diagnosisTerms, findLeak } from '../../services/patient-sim/src/domain/leak.js';
+import { describeReal, missingModel, realModelPath } from '../fixtures/real-component.js';
 import { startLlm, type LlmTestServer } from '../llm/helpers.js';
 import { startSim, turn, type SimTestServer } from './helpers.js';
 
 // The simulator on the real Gemma 3 270M base GGUF (`npm run models -- fetch llm-base`), when it
 // is on this machine. A base model is no actor: this checks that a real model's replies come
 // through non-empty and never name the hidden diagnosis, whatever the model writes.
-const PATH = join(
-  process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite'),
-  'models',
-  'llm',
-  'gemma-3-270m-q4_k_m.gguf',
-);
-const present = existsSync(PATH);
-if (!present)
-  console.log(
-    `skipping the patient-sim real-model tests: ${PATH} is absent (npm run models -- fetch llm-base)`,
-  );
+const PATH = realModelPath('llm', 'gemma-3-270m-q4_k_m.gguf');
 
 const cases = loadCases([BUILTIN_CASES_DIR]);
 
-(present ? describe : describe.skip)('the simulator on the real llm-base GGUF', () => {
+describeReal(missingModel(PATH, 'llm-base'), 'the simulator on the real llm-base GGUF', () => {
   let llm: LlmTestServer;
   let sim: SimTestServer;
   beforeAll(async () => {

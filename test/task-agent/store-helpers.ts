@@ -14,6 +14,7 @@ import { PostgresTaskStore } from '../../services/task-agent/src/store/postgres-
 import { SqliteTaskStore } from '../../services/task-agent/src/store/sqlite-store.js';
 import type { NextRun, TaskStore } from '../../services/task-agent/src/store/types.js';
 import { postgresBinDir, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { reportAbsent } from '../fixtures/real-component.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,11 +22,8 @@ export type StoreKind = 'sqlite' | 'postgresql';
 export const STORE_KINDS: readonly StoreKind[] = ['sqlite', 'postgresql'];
 
 export const postgresPresent = postgresBinDir() !== undefined;
-if (!postgresPresent) {
-  console.log(
-    'PostgreSQL is not installed (apt-get install postgresql): the postgresql store tests are skipped',
-  );
-}
+if (!postgresPresent)
+  reportAbsent('the postgresql store tests', 'PostgreSQL is not installed (apt-get install postgresql)');
 /** The kinds that can run here. */
 export const RUNNABLE_KINDS: readonly StoreKind[] = STORE_KINDS.filter(
   (k) => k === 'sqlite' || postgresPresent,

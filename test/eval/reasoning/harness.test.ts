@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
+import { describeReal } from '../../fixtures/real-component.js';
 import { brierScore as engineBrier } from '../../../services/reasoning/src/engine/metrics.js';
 import type { EngineResult } from '../../../services/reasoning/src/domain/types.js';
 import {
@@ -303,10 +304,9 @@ function withoutUpstreams(): NodeJS.ProcessEnv {
   return env;
 }
 
-const built = existsSync(SERVICE_MAIN);
-if (!built) console.log(`harness end to end skipped: ${SERVICE_MAIN} is not built (npm run build)`);
+const notBuilt = existsSync(SERVICE_MAIN) ? null : `${SERVICE_MAIN} is not built (npm run build)`;
 
-(built ? describe : describe.skip)('the harness end to end against the built service', () => {
+describeReal(notBuilt, 'the harness end to end against the built service', () => {
   it('runs a few cases and prints the table and the summary', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'eval-e2e-'));
     try {
