@@ -124,6 +124,23 @@ describe('operator/Dockerfile', () => {
     expect(run.some((r) => /LLAMA_SERVER_GPU="\$RUNTIME"/.test(r))).toBe(true);
   });
 
+  it('installs in its runtime stage what operator/debian-packages.txt says the services and models need', () => {
+    // Lines of `<package> <who needs it…>`; the image runs services and fetches models, it neither
+    // compiles (npm) nor tests.
+    const needed = readFileSync(`${root}operator/debian-packages.txt`, 'utf8')
+      .split('\n')
+      .map((l) => l.replace(/#.*/, '').trim().split(/\s+/))
+      .filter(([pkg, ...users]) => pkg !== '' && users.some((u) => u !== 'npm' && u !== 'test'))
+      .map(([pkg]) => pkg!);
+    const install = stage('runtime')
+      .steps.filter((s) => s.op === 'RUN')
+      .map((s) => /apt-get install -y --no-install-recommends (.*?)(?:&&|$)/.exec(s.args)?.[1])
+      .find((list) => list !== undefined);
+    const installed = (install ?? '').trim().split(/\s+/);
+    expect(needed.length).toBeGreaterThan(5);
+    expect(installed.filter((p) => !['ca-certificates', 'tini'].includes(p)).sort()).toEqual(needed.sort());
+  });
+
   it('puts llama-server where LLAMA_SERVER_PATH says, checks its libraries and setpriv', () => {
     const runtime = stage('runtime');
     const env = runtime.steps

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `npm run setup`: installs what the suite needs on this machine, then its npm packages.
+#
+#   1. The Debian packages of operator/debian-packages.txt (the services' engines, pip for the
+#      model store, the compiler npm needs), but the test-only ones (`--test` adds those: .ci/run
+#      uses it). Only the missing ones: on a machine that has them all this step costs nothing.
+#      As root it runs apt-get; otherwise through sudo when sudo is there; otherwise it prints the
+#      one `apt-get install` line to run and goes on (the services that need them say so).
+#   2. npm install.
+#
+# Then `npm start` runs the suite (README, "Quick start").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_test=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_test=true ;;
+    -h | --help)
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "setup: unknown argument $arg (usage: npm run setup [-- --test])" >&2
+      exit 2
+      ;;
+  esac
+done
+
+# Each line: a package, then who needs it (comments dropped).
+wanted=()
+while read -r pkg users; do
+  [ -n "$pkg" ] || continue
+  if [ "$with_test" = false ] && [ "$users" = test ]; then continue; fi
+  wanted+=("$pkg")
+done < <(sed -e 's/#.*//' operator/debian-packages.txt)
+
+echo "== system packages (operator/debian-packages.txt): ${#wanted[@]}"
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "   not a Debian or Ubuntu system: install the equivalents of ${wanted[*]}"
+else
+  missing=()
+  for pkg in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    echo "   all present"
+  else
+    line="apt-get install -y --no-install-recommends ${missing[*]}"
+    if [ "$(id -u)" -eq 0 ]; then
+      sudo=()
+    elif command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      sudo=(none)
+    fi
+    if [ "${sudo[0]:-}" = none ]; then
+      echo "   missing: ${missing[*]}"
+      echo "   not root and no sudo: run as root \`apt-get update && $line\`; going on without them"
+    else
+      echo "   ${sudo[*]}${sudo[*]:+ }$line"
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+    fi
+  fi
+fi
+
+echo "== npm install"
+npm install --no-audit --no-fund --loglevel=error
