@@ -4,7 +4,7 @@
  * change, and stops everything in reverse dependency order.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ComponentKey } from '../api/v1alpha1/index.js';
 import { probe } from './health.js';
@@ -74,6 +74,9 @@ const withTimeout = (promise: Promise<void>, ms: number): Promise<boolean> =>
   Promise.race([promise.then(() => true), sleep(ms, false, { ref: false })]);
 
 const firstLine = (text: string): string => text.split('\n')[0] ?? '';
+
+/** A ready service's detail: the model file it was started on (its MODEL_PATH), if any. */
+const serving = (spec: ProcessSpec): string => (spec.model ? `model ${basename(spec.model.path)}` : '');
 
 export class Runner {
   private readonly components: Map<ComponentKey, Component>;
@@ -244,7 +247,11 @@ export class Runner {
         if (this.isStopping() || (c.phase as Phase) === 'restarting') continue;
         if (health.live) {
           c.everLive = true;
-          this.set(c, health.ready ? 'ready' : 'not-ready', health.ready ? '' : (health.reason ?? ''));
+          this.set(
+            c,
+            health.ready ? 'ready' : 'not-ready',
+            health.ready ? serving(c.spec) : (health.reason ?? ''),
+          );
           c.up.resolve();
         } else if (c.phase === 'ready' || c.phase === 'not-ready') {
           this.set(c, 'unresponsive', health.error);

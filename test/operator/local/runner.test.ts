@@ -209,7 +209,10 @@ describe('local runner (real processes)', () => {
     // The file appears (as `npm run models -- fetch` would put it): the service turns ready.
     mkdirSync(dirname(modelPath), { recursive: true });
     writeFileSync(modelPath, 'GGUF');
-    await h.waitForTable((rows) => rows.get('llm')?.state === 'ready');
+    const ready = await h.waitForTable((rows) => rows.get('llm')?.state === 'ready');
+    // A ready service with a model names the file it serves; one without says nothing.
+    expect(row(ready, 'llm').detail).toBe('model tiny.gguf');
+    expect(row(ready, 'agent').detail).toBe('');
 
     const pids = [...table.values()].flatMap((r) => (r.pid === null ? [] : [r.pid]));
     h.child.kill('SIGTERM');
