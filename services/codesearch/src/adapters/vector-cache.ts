@@ -23,6 +23,8 @@ export class VectorCache {
   async read(key: string, rows: number, dim: number): Promise<Float32Array | null> {
     const buf = await readFile(join(this.dir, `${key}.f32`)).catch(() => null);
     if (buf?.length !== rows * dim * 4) return null;
+    // A file this size is read into a buffer of its own: viewed in place, not copied.
+    if (buf.byteOffset % 4 === 0) return new Float32Array(buf.buffer, buf.byteOffset, rows * dim);
     const out = new Float32Array(rows * dim);
     Buffer.from(out.buffer).set(buf);
     return out;
