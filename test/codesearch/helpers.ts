@@ -27,6 +27,17 @@ export function modelPath(id: string): string {
   return join(defaultModelsDir(process.env), entry.file);
 }
 
+/**
+ * Node options that let the service's worker threads run from the TypeScript sources under jest
+ * (worker-hooks.mjs); the built service needs none.
+ */
+export const WORKER_EXEC_ARGV: readonly string[] = [
+  '--import',
+  `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(
+    new URL('./worker-hooks.mjs', import.meta.url).href,
+  )})`,
+];
+
 export interface CodesearchTestServer {
   readonly service: CodesearchService;
   readonly server: RunningServer;
@@ -54,6 +65,7 @@ export async function startCodesearch(env: Record<string, string> = {}): Promise
     config,
     logger: createLogger({ service: 'codesearch', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
+    workerExecArgv: WORKER_EXEC_ARGV,
   });
   const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
   await service.start();

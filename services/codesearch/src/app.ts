@@ -30,6 +30,8 @@ export interface CodesearchDeps {
   readonly logger?: Logger;
   readonly gpu?: GpuStatusReader;
   readonly processMetrics?: boolean;
+  /** Node options for the embedding worker threads (default: the process's own). */
+  readonly workerExecArgv?: readonly string[];
 }
 
 export interface CodesearchService {
@@ -141,6 +143,7 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
         maxTokens: config.CODESEARCH_EMBEDDING_MAX_TOKENS,
         queryPrefix: config.CODESEARCH_EMBEDDING_QUERY_PREFIX,
         passagePrefix: config.CODESEARCH_EMBEDDING_PASSAGE_PREFIX,
+        ...(deps.workerExecArgv === undefined ? {} : { workerExecArgv: deps.workerExecArgv }),
       });
       if (stop.signal.aborted) {
         await embedder.dispose();

@@ -46,10 +46,11 @@ export class Catalog {
   /** The model is still awaited or loading (vectors wait) rather than absent (vectors off). */
   private embedderPending = false;
   private overlay: readonly OverlayEntry[] = [];
-  private generation = 0;
   private readonly vectorCache: VectorCache;
-  private stopped = false;
+  /** Aborted when the vectors being built are no longer wanted (new snapshot or model, close). */
+  private vectorsWanted = new AbortController();
   private building: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(private readonly options: CatalogOptions) {
     this.vectorCache = new VectorCache(options.dataDir);
@@ -91,7 +92,6 @@ export class Catalog {
     };
     this.current = snapshot;
     this.signature = signature;
-    this.generation++;
     for (const d of damaged) this.options.logger.error({ type: d.type, path: d.file }, damagedSetMessage(d));
     this.options.logger.info(
       { codes: index.size, terms: index.vocabularySize, types: [...index.typeRanges.keys()] },
@@ -128,17 +128,19 @@ export class Catalog {
   }
 
   private startVectors(): void {
-    const generation = this.generation;
+    this.vectorsWanted.abort();
+    const wanted = new AbortController();
+    this.vectorsWanted = wanted;
     const snap = this.current;
     const embedder = this.embedder;
-    if (snap === undefined || embedder === undefined) return;
+    if (snap === undefined || embedder === undefined || this.closed) return;
     this.building = this.building
       .then(async () => {
         for (const type of CODE_TYPES) {
-          if (this.stopped || generation !== this.generation || embedder !== this.embedder) return;
+          if (wanted.signal.aborted) return;
           if (snap.vectors.get(type)?.state !== 'waiting') continue;
           try {
-            await this.buildVectors(snap, type, embedder, generation);
+            await this.buildVectors(snap, type, embedder, wanted.signal);
           } catch (err) {
             snap.vectors.set(type, { state: 'failed', reason: (err as Error).message });
             this.options.logger.error({ err, type }, 'embedding the code titles failed');
@@ -152,38 +154,42 @@ export class Catalog {
     snap: Snapshot,
     type: CodeType,
     embedder: Embedder,
-    generation: number,
+    signal: AbortSignal,
   ): Promise<void> {
     const [start, end] = snap.index.typeRanges.get(type) ?? [0, 0];
     const texts = snap.index.docs.slice(start, end).map(passageOf);
     const key = VectorCache.key(embedder.id, type, texts);
     const dim = embedder.dim;
-    const cached = await this.vectorCache.read(key, texts.length, dim);
+    const total = texts.length;
+    const cached = await this.vectorCache.read(key, total, dim);
     if (cached !== null) {
-      snap.vectors.set(type, { state: 'ready', vectors: cached, dim, total: texts.length });
-      this.options.logger.info({ type, codes: texts.length }, 'code title vectors read from the cache');
+      snap.vectors.set(type, { state: 'ready', vectors: cached, dim, total });
+      this.options.logger.info({ type, codes: total }, 'code title vectors read from the cache');
       return;
     }
-    const vectors = new Float32Array(texts.length * dim);
+    if (signal.aborted) return;
     const started = performance.now();
-    // Batches of similar length waste little on padding.
-    const order = texts.map((_, i) => i).sort((a, b) => (texts[a]?.length ?? 0) - (texts[b]?.length ?? 0));
-    for (let i = 0; i < order.length; i += this.options.batchSize) {
-      if (this.stopped || generation !== this.generation || embedder !== this.embedder) return;
-      snap.vectors.set(type, { state: 'building', done: i, total: texts.length });
-      const rows = order.slice(i, i + this.options.batchSize);
-      const batch = await embedder.embed(
-        rows.map((r) => texts[r] ?? ''),
-        'passage',
-      );
-      batch.forEach((v, j) => vectors.set(v, (rows[j] ?? 0) * dim));
-      // Let searches run between batches.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await this.vectorCache.write(key, vectors);
-    snap.vectors.set(type, { state: 'ready', vectors, dim, total: texts.length });
     this.options.logger.info(
-      { type, codes: texts.length, seconds: Math.round((performance.now() - started) / 1000) },
+      { type, codes: total, workers: embedder.workers, batch: this.options.batchSize },
+      'embedding the code titles on worker threads',
+    );
+    snap.vectors.set(type, { state: 'building', done: 0, total });
+    const vectors = await embedder.embedPassages(texts, {
+      batchSize: this.options.batchSize,
+      signal,
+      onProgress: (done) => snap.vectors.set(type, { state: 'building', done, total }),
+    });
+    if (vectors === null) return;
+    await this.vectorCache.write(key, vectors);
+    snap.vectors.set(type, { state: 'ready', vectors, dim, total });
+    const seconds = (performance.now() - started) / 1000;
+    this.options.logger.info(
+      {
+        type,
+        codes: total,
+        seconds: Math.round(seconds * 10) / 10,
+        titles_per_second: Math.round(total / Math.max(seconds, 0.001)),
+      },
       'code title vectors built',
     );
   }
@@ -197,8 +203,10 @@ export class Catalog {
     }
   }
 
+  /** Stops a build (after the batches in hand), ends its worker threads, releases the model. */
   async close(): Promise<void> {
-    this.stopped = true;
+    this.closed = true;
+    this.vectorsWanted.abort();
     await this.building;
     await this.embedder?.dispose();
     this.embedder = undefined;
