@@ -18,7 +18,8 @@ import {
 
 // The title vectors with the real MiniLM (int8 ONNX) over 2,000 real ICD-10-CM titles spread
 // evenly over the set (short and long ones): built on worker threads while the service answers
-// promptly, the same vectors as the main thread's embedder makes; a close stops the build.
+// promptly, the same vectors as the main thread's embedder makes, cached, and read back by the next
+// start without embedding a single title.
 
 const CODES = 2000;
 /** Bounds while the vectors build: the event loop's 99th-percentile delay, the slowest answer. */
@@ -51,7 +52,7 @@ async function startWithModel(dataDir: string): Promise<CodesearchTestServer> {
   return srv;
 }
 
-type VectorStatus = { state: string; done: number | null; total: number | null };
+type VectorStatus = { state: string; done: number | null; total: number | null; source: string | null };
 const icd10Vectors = async (url: string): Promise<VectorStatus> => {
   const body = (await (await fetch(`${url}/code_types`)).json()) as {
     types: { type: string; vectors: VectorStatus }[];
@@ -59,6 +60,12 @@ const icd10Vectors = async (url: string): Promise<VectorStatus> => {
   const icd = body.types.find((t) => t.type === 'ICD10');
   if (icd === undefined) throw new Error('no ICD10 in /code_types');
   return icd.vectors;
+};
+const embeddedTotal = async (url: string): Promise<number> => {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = /^codesearch_titles_embedded_total(?:\{[^}]*\})? (\d+)$/m.exec(text);
+  if (m === null) throw new Error('no codesearch_titles_embedded_total in /metrics');
+  return Number(m[1]);
 };
 const readyVectors = (srv: CodesearchTestServer): Float32Array => {
   const v = srv.service.catalog.snapshot?.vectors.get('ICD10');
@@ -83,8 +90,12 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('codesearch title vectors (real MiniLM, 2,000 real ICD-10-CM titles)', () => {
+  let dataDir: string;
+  let built: Float32Array;
+
   it('builds them off the event loop: /livez, /health and lexical searches answer promptly meanwhile', async () => {
-    const srv = await startWithModel(await freshDataDir());
+    dataDir = await freshDataDir();
+    const srv = await startWithModel(dataDir);
     try {
       // The first fetch of a process loads its HTTP client: not the service's time.
       await fetch(`${srv.url}/livez`);
@@ -136,12 +147,14 @@ describe('codesearch title vectors (real MiniLM, 2,000 real ICD-10-CM titles)', 
         done: CODES,
         total: CODES,
         reason: null,
+        source: 'embedded',
       });
+      expect(await embeddedTotal(srv.url)).toBe(CODES);
       expect(srv.logs.filter((l) => l['msg'] === 'code title vectors built')).toHaveLength(1);
       expect((await search(srv.url, { query: 'belly pain' })).body.mode).toBe('hybrid');
 
       // The worker threads' vectors are the main thread's: a sample embedded one by one there.
-      const built = readyVectors(srv);
+      built = readyVectors(srv).slice();
       const snap = srv.service.catalog.snapshot!;
       const [start, end] = snap.index.typeRanges.get('ICD10')!;
       const texts = snap.index.docs.slice(start, end).map(passageOf);
@@ -157,6 +170,33 @@ describe('codesearch title vectors (real MiniLM, 2,000 real ICD-10-CM titles)', 
       await srv.close();
     }
   }, 300_000);
+
+  it('reads them back at the next start without embedding a single title', async () => {
+    const srv = await startWithModel(dataDir);
+    try {
+      await srv.service.catalog.vectorsSettled();
+      expect(await icd10Vectors(srv.url)).toEqual({
+        state: 'ready',
+        done: CODES,
+        total: CODES,
+        reason: null,
+        source: 'cache',
+      });
+      expect(await embeddedTotal(srv.url)).toBe(0);
+      const msgs = srv.logs.map((l) => l['msg']);
+      expect(msgs).toContain('code title vectors read from the cache');
+      expect(msgs).not.toContain('embedding the code titles on worker threads');
+      const again = readyVectors(srv);
+      expect(
+        Buffer.from(again.buffer, again.byteOffset, again.byteLength).equals(Buffer.from(built.buffer)),
+      ).toBe(true);
+      const { body } = await search(srv.url, { query: 'belly pain' });
+      expect(body.mode).toBe('hybrid');
+      expect(body.results[0]?.code).toMatch(/^R10/);
+    } finally {
+      await srv.close();
+    }
+  }, 120_000);
 
   it('stops a build on close: the worker threads end, nothing half-built is cached', async () => {
     const dir = await freshDataDir();

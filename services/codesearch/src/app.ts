@@ -98,7 +98,11 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
         },
         readiness,
         gate,
-        metrics: createCodesearchMetrics(metrics, { codes, vectors }),
+        metrics: createCodesearchMetrics(metrics, {
+          codes,
+          vectors,
+          titlesEmbedded: () => catalog.titlesEmbedded,
+        }),
         startedAt,
         version: CODESEARCH_VERSION,
       };

@@ -11,7 +11,11 @@ export interface CodesearchMetrics {
 
 export function createCodesearchMetrics(
   kit: KitMetrics,
-  sources: { codes: () => Map<string, number>; vectors: () => Map<string, number> },
+  sources: {
+    codes: () => Map<string, number>;
+    vectors: () => Map<string, number>;
+    titlesEmbedded: () => number;
+  },
 ): CodesearchMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
@@ -33,6 +37,15 @@ export function createCodesearchMetrics(
     collect() {
       this.reset();
       for (const [type, n] of sources.vectors()) this.set({ type }, n);
+    },
+  });
+  new Counter({
+    name: `${p}titles_embedded_total`,
+    help: 'Code titles embedded by this process (vectors read back from the cache are not counted).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.titlesEmbedded());
     },
   });
   const searches = new Counter({

@@ -17,7 +17,14 @@ import { VectorCache } from './vector-cache.js';
 export type VectorState =
   | { readonly state: 'waiting'; readonly reason: string }
   | { readonly state: 'building'; readonly done: number; readonly total: number }
-  | { readonly state: 'ready'; readonly vectors: Float32Array; readonly dim: number; readonly total: number }
+  | {
+      readonly state: 'ready';
+      readonly vectors: Float32Array;
+      readonly dim: number;
+      readonly total: number;
+      /** Read back from the vector cache, or embedded by this process. */
+      readonly source: 'cache' | 'embedded';
+    }
   | { readonly state: 'failed'; readonly reason: string }
   | { readonly state: 'off'; readonly reason: string };
 
@@ -51,6 +58,7 @@ export class Catalog {
   private vectorsWanted = new AbortController();
   private building: Promise<void> = Promise.resolve();
   private closed = false;
+  private embeddedTitles = 0;
 
   constructor(private readonly options: CatalogOptions) {
     this.vectorCache = new VectorCache(options.dataDir);
@@ -62,6 +70,11 @@ export class Catalog {
 
   get model(): Embedder | undefined {
     return this.embedder;
+  }
+
+  /** Titles this process has embedded (not counting vectors read from the cache). */
+  get titlesEmbedded(): number {
+    return this.embeddedTitles;
   }
 
   /** Why there is no embedding model (when there is none). */
@@ -163,7 +176,7 @@ export class Catalog {
     const total = texts.length;
     const cached = await this.vectorCache.read(key, total, dim);
     if (cached !== null) {
-      snap.vectors.set(type, { state: 'ready', vectors: cached, dim, total });
+      snap.vectors.set(type, { state: 'ready', vectors: cached, dim, total, source: 'cache' });
       this.options.logger.info({ type, codes: total }, 'code title vectors read from the cache');
       return;
     }
@@ -174,14 +187,19 @@ export class Catalog {
       'embedding the code titles on worker threads',
     );
     snap.vectors.set(type, { state: 'building', done: 0, total });
+    let counted = 0;
     const vectors = await embedder.embedPassages(texts, {
       batchSize: this.options.batchSize,
       signal,
-      onProgress: (done) => snap.vectors.set(type, { state: 'building', done, total }),
+      onProgress: (done) => {
+        this.embeddedTitles += done - counted;
+        counted = done;
+        snap.vectors.set(type, { state: 'building', done, total });
+      },
     });
     if (vectors === null) return;
     await this.vectorCache.write(key, vectors);
-    snap.vectors.set(type, { state: 'ready', vectors, dim, total });
+    snap.vectors.set(type, { state: 'ready', vectors, dim, total, source: 'embedded' });
     const seconds = (performance.now() - started) / 1000;
     this.options.logger.info(
       {

@@ -42,14 +42,15 @@ function missingHint(type: CodeType): string {
 }
 
 export function vectorStatus(v: VectorState | undefined) {
-  if (v === undefined) return { state: 'off' as const, done: null, total: null, reason: 'no codes' };
+  if (v === undefined)
+    return { state: 'off' as const, done: null, total: null, reason: 'no codes', source: null };
   switch (v.state) {
     case 'ready':
-      return { state: v.state, done: v.total, total: v.total, reason: null };
+      return { state: v.state, done: v.total, total: v.total, reason: null, source: v.source };
     case 'building':
-      return { state: v.state, done: v.done, total: v.total, reason: null };
+      return { state: v.state, done: v.done, total: v.total, reason: null, source: null };
     default:
-      return { state: v.state, done: null, total: null, reason: v.reason };
+      return { state: v.state, done: null, total: null, reason: v.reason, source: null };
   }
 }
 

@@ -83,6 +83,10 @@ export const VectorStatusSchema = z.object({
   done: z.number().int().nullable(),
   total: z.number().int().nullable(),
   reason: z.string().nullable(),
+  source: z
+    .enum(['cache', 'embedded'])
+    .nullable()
+    .describe('Where ready vectors came from: the vector cache in DATA_DIR, or embedded at this start'),
 });
 
 export const CodeTypesResponseSchema = z.object({
