@@ -15,9 +15,12 @@
 // Env: BENCH_CODES (0: the real first start, the built-in ICD-10-CM + ICD-10-PCS sets, ICD-10-CM
 // embedded; N > 0: N ICD-10-CM codes spread evenly over the set, imported as the only set),
 // BENCH_DIST (the codesearch dist folder to run, default services/codesearch/dist: point it at a
-// copy of another build to compare), BENCH_THREADS (2), BENCH_BATCH (the service's default),
-// BENCH_SECOND_START (1). Prints one JSON line.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// copy of another build to compare), BENCH_THREADS (2), BENCH_BATCH and BENCH_EMBED_TYPES (the
+// service's CODESEARCH_EMBED_BATCH and CODESEARCH_EMBED_TYPES; default theirs),
+// BENCH_SECOND_START (1), BENCH_DATA_DIR (default a fresh temporary folder, removed after; an
+// existing one is kept, so a start on it whose vectors are cached times the cache read alone).
+// Prints one JSON line.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -30,6 +33,7 @@ const DIST = resolve(process.env.BENCH_DIST ?? join(root, 'services/codesearch/d
 const CODES = Number(process.env.BENCH_CODES ?? '0');
 const THREADS = process.env.BENCH_THREADS ?? '2';
 const BATCH = process.env.BENCH_BATCH;
+const EMBED_TYPES = process.env.BENCH_EMBED_TYPES;
 const SECOND_START = (process.env.BENCH_SECOND_START ?? '1') !== '0';
 
 const { buildCodesearchApp } = await import(join(DIST, 'app.js'));
@@ -47,7 +51,9 @@ for (const id of [
 ])
   await ensureModel(MODEL_MANIFEST[id], { modelsDir });
 
-const dataDir = mkdtempSync(join(tmpdir(), 'codesearch-bench-'));
+const KEEP = process.env.BENCH_DATA_DIR !== undefined;
+const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'codesearch-bench-'));
+mkdirSync(dataDir, { recursive: true });
 const seconds = (ms) => Math.round(ms / 10) / 100;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,6 +88,7 @@ async function startOnce() {
     CODESEARCH_RELOAD_POLL_MS: '0',
     LOG_LEVEL: 'info',
     ...(BATCH === undefined ? {} : { CODESEARCH_EMBED_BATCH: BATCH }),
+    ...(EMBED_TYPES === undefined ? {} : { CODESEARCH_EMBED_TYPES: EMBED_TYPES }),
   });
   const service = buildCodesearchApp({
     config,
@@ -120,7 +127,7 @@ async function startOnce() {
   building = false;
   await poll;
   loop.disable();
-  const state = service.catalog.snapshot.vectors.get('ICD10');
+  const readyTypes = [...service.catalog.snapshot.vectors].filter(([, v]) => v.state === 'ready');
   const fromCache = logs.some((l) => l.msg === 'code title vectors read from the cache');
   await server.shutdown('bench finished');
   return {
@@ -128,8 +135,8 @@ async function startOnce() {
     model_s: seconds(model),
     vectors_s: seconds(vectors),
     embed_s: seconds(vectors - model),
-    titles: state?.total ?? 0,
-    state: state?.state,
+    titles: readyTypes.reduce((n, [, v]) => n + v.total, 0),
+    types: readyTypes.map(([type]) => type),
     from_cache: fromCache,
     loop_max_ms: Math.round(loop.max / 1e6),
     loop_p99_ms: Math.round(loop.percentile(99) / 1e6),
@@ -142,7 +149,7 @@ const load0 = loadavg();
 const first = await startOnce();
 const load1 = loadavg();
 const second = SECOND_START ? await startOnce() : null;
-rmSync(dataDir, { recursive: true, force: true });
+if (!KEEP) rmSync(dataDir, { recursive: true, force: true });
 console.log(
   JSON.stringify({
     dist: DIST,
