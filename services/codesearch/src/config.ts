@@ -58,7 +58,10 @@ export const codesearchConfigSchema = kitConfigSchema({
       return out;
     }),
   CODESEARCH_EMBED_BATCH: env.int({ min: 1, max: 512 }).default(32),
-  /** onnxruntime threads for the embedding model; default the cores this process may use, at most 4. */
+  /**
+   * onnxruntime threads for query embeddings, and worker threads (one single-threaded session each)
+   * for the title vectors; default the cores this process may use, at most 4.
+   */
   CODESEARCH_THREADS: env.int({ min: 1, max: 64 }).optional(),
   /** Import the fetched ICD-10-CM / ICD-10-PCS files from MODELS_DIR into the store at start. */
   CODESEARCH_BUILTIN_SETS: env.bool().default(true),
