@@ -8,6 +8,9 @@ import { createSentenceEncoder, type EmbedKind, type EncoderSpec } from './sente
  * `close`, after the batch in hand: terminating it while onnxruntime runs aborts the process.
  */
 
+/** What the thread is started with: its session, and its niceness (0: the process's). */
+export type WorkerData = EncoderSpec & { readonly nice: number };
+
 export type ToWorker =
   | { readonly kind: 'embed'; readonly texts: readonly string[]; readonly as: EmbedKind }
   | { readonly kind: 'close' };
@@ -23,7 +26,7 @@ const send = (message: FromWorker, transfer: ArrayBuffer[] = []): void => {
   port.postMessage(message, transfer);
 };
 
-const { nice, ...spec } = workerData as EncoderSpec & { readonly nice: number };
+const { nice, ...spec } = workerData as WorkerData;
 // Below the event loop's thread, so a request preempts the titles at once. On Linux, priority 0
 // means this thread only (elsewhere the whole process: left alone there).
 if (process.platform === 'linux' && nice !== 0) {

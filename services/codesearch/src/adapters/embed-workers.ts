@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { FromWorker, ToWorker } from './embed-worker.js';
+import type { FromWorker, ToWorker, WorkerData } from './embed-worker.js';
 import type { EmbedKind, EncoderSpec } from './sentence-encoder.js';
 
 /**
@@ -90,7 +90,7 @@ class EmbedWorker {
 
   constructor(spec: EncoderSpec, execArgv: readonly string[] | undefined) {
     this.worker = new Worker(WORKER_URL, {
-      workerData: { ...spec, threads: 1, nice: WORKER_NICE },
+      workerData: { ...spec, threads: 1, nice: WORKER_NICE } satisfies WorkerData,
       ...(execArgv === undefined ? {} : { execArgv: [...execArgv] }),
     });
     let setReady!: () => void;
