@@ -3,8 +3,9 @@
 //
 // Starts the built service (dist/main.js) on a free loopback port over the real ICD-10-CM (46,881
 // codes) and ICD-10-PCS (68,982) sets with the real MiniLM ONNX embeddings, waits until the ICD-10
-// title vectors are built (once: they are cached in the data dir, ~10-25 min on two busy cores),
-// then, over a real socket, for lexical (`hybrid: false`) and hybrid search:
+// title vectors are built (once: they are cached in the data dir; ~90 s on 2 idle cores, see
+// services/codesearch/README.md), then, over a real socket, for lexical (`hybrid: false`) and
+// hybrid search:
 //   - per-request latency p50/p95 (one request at a time, the query table in rounds);
 //   - throughput at concurrency 1 and 4 (requests/s over BENCH_SECONDS);
 //   - recall@10 on test/codesearch/query-table.json (the vi/en table and the lay-term table).
