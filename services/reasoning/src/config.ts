@@ -31,7 +31,9 @@ export const reasoningConfigSchema = kitConfigSchema({
   port: 8006,
   maxConcurrency: 16,
   queueSize: 256,
-  requestTimeoutMs: 120_000,
+  // Two LLM attempts and the code lookups: on a 2-core CPU node the default text LLM reads a note in
+  // about 20 s idle and over 45 s while other services load the cores (services/reasoning/README.md).
+  requestTimeoutMs: 300_000,
   bodyLimit: '1mb',
 }).extend({
   /** Knowledge-base directories (comma-separated), merged in this order. */
@@ -70,7 +72,7 @@ export const reasoningConfigSchema = kitConfigSchema({
   /** Model name sent to the LLM; default: the first model its /v1/models lists. */
   REASONING_LLM_MODEL: z.string().min(1).optional(),
   /** Deadline of one LLM call: two attempts (one retry) fit in the default REQUEST_TIMEOUT_MS. */
-  REASONING_LLM_TIMEOUT_MS: env.int({ min: 100, max: 600_000 }).default(45_000),
+  REASONING_LLM_TIMEOUT_MS: env.int({ min: 100, max: 600_000 }).default(120_000),
   REASONING_LLM_RETRIES: env.int({ min: 0, max: 10 }).default(1),
   REASONING_LLM_BACKOFF_MS: env.int({ min: 0, max: 60_000 }).default(250),
   /** Most findings the LLM may return (its grammar's maxItems). */
