@@ -29,4 +29,6 @@ export default {
   globalTeardown: '<rootDir>/test/cluster/global-teardown.js',
   // Every test runs its own servers on ephemeral loopback ports; two workers suit a 2-core machine.
   maxWorkers: 2,
+  // The whole suite on its real models first, the files on the test control plane last.
+  testSequencer: '<rootDir>/test/sequencer.js',
 };
