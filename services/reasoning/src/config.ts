@@ -31,8 +31,8 @@ export const reasoningConfigSchema = kitConfigSchema({
   port: 8006,
   maxConcurrency: 16,
   queueSize: 256,
-  // Two LLM attempts and the code lookups: on a 2-core CPU node the default text LLM reads a note in
-  // about 20 s idle and over 45 s while other services load the cores (services/reasoning/README.md).
+  // Two LLM attempts and the code lookups, at the pace of the suite's default text LLM on a small CPU
+  // node (services/reasoning/README.md, "What you must supply": the text LLM).
   requestTimeoutMs: 300_000,
   bodyLimit: '1mb',
 }).extend({

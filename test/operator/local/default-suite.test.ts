@@ -5,7 +5,7 @@
 // search's imported sets and title vectors are kept there too, so only the first run builds them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { parse as parseYaml } from 'yaml';
 import { MODEL_MANIFEST } from '@clinicalsuite/kit/models';
 import { COMPONENTS, type ComponentKey } from '../../../operator/src/api/v1alpha1/index.js';
 import { parseTokensFile } from '../../../operator/src/local/tokens.js';
-import { describeReal, missingModel, realModelPath } from '../../fixtures/real-component.js';
+import { CACHE_HOME, describeReal, missingModel, realModelPath } from '../../fixtures/real-component.js';
 import {
   assertRunnerBuilt,
   freeBasePort,
@@ -26,7 +26,6 @@ import {
 } from './runner-harness.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const CACHE_HOME = process.env['CLINICALSUITE_HOME'] ?? join(homedir(), '.cache', 'clinicalsuite');
 /** What the README's quick start promises: every enabled service ready within this, models present. */
 const READY_WITHIN_MS = 5 * 60_000;
 const LLM = MODEL_MANIFEST['llm']!;
