@@ -200,6 +200,21 @@ describe('rule speed', () => {
   });
 });
 
+describe('rules on hostile input', () => {
+  // A shell command, words of dots, then a character that fails the match: a rule that backtracks
+  // exponentially takes about a second for 8 such words and 9 times longer for each one more (so the
+  // short case comes first: it fails such a rule instead of hanging the test).
+  it('classify a command with words of dots and a trailing "!" in milliseconds', () => {
+    for (const words of [8, 40]) {
+      const message = `ls ${Array.from({ length: words }, () => '........').join(' ')} !`;
+      const started = performance.now();
+      detectByRules(message);
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+    expect(detectByRules('ls -la ./notes/*.txt ~/x')?.intent).toBe('shell');
+  });
+});
+
 describe('parseClassifierReply', () => {
   it('accepts exactly {"intent": <candidate>}', () => {
     expect(parseClassifierReply('{"intent":"ocr"}')).toBe('ocr');

@@ -671,7 +671,10 @@ export const PATTERNS: readonly PatternSpec[] = [
     'shell',
     5,
     'any.bare-command',
-    '^\\s*(?:sudo\\s+)?(?:ls|df|du|pwd|uname|uptime|free|nvidia-smi|whoami|date|ps|top|hostname)(?:\\s+(?:-{1,2}[\\w=-]+|[\\w~.*-]*[/.*~][\\w~./*-]*|\\d+))*\\s*$',
+    // A path-like argument is one run of path characters holding one of / . * ~ (checked by the
+    // lookahead), so it splits one way only: two starred runs around that character would backtrack
+    // exponentially over words such as "........" followed by a character that fails the match.
+    '^\\s*(?:sudo\\s+)?(?:ls|df|du|pwd|uname|uptime|free|nvidia-smi|whoami|date|ps|top|hostname)(?:\\s+(?:-{1,2}[\\w=-]+|(?=[\\w~./*-]*[/.*~])[\\w~./*-]+|\\d+))*\\s*$',
   ),
   p(
     'shell',
