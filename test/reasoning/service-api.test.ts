@@ -391,7 +391,7 @@ describe('upstream failures', () => {
     }
   });
 
-  it('answers 502 with the partial findings when the LLM is down; the same findings as structured input then succeed', async () => {
+  it('reasons from the rule pass when the LLM is down, and says so; use_llm: true makes it a 502 with the partial findings, which then succeed as structured input', async () => {
     const gone = await fakeUpstream(() => undefined);
     const url = gone.url;
     await gone.close();
@@ -403,7 +403,20 @@ describe('upstream failures', () => {
     });
     try {
       const text = 'Sốt 38.8°C, không ho, possible rash.';
-      const r = await diagnosis(srv.url, { text });
+      const fallback = await diagnosis(srv.url, { text });
+      expect(fallback.status).toBe(200);
+      expect(fallback.body.warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^LLM extractor failed \(unreachable: .*\): findings from the rule pass only/,
+          ),
+        ]),
+      );
+      expect(fallback.body.model.extractor.llm).toBeNull();
+      expect((fallback.body.findings as Finding[]).every((f) => f.origin === 'rules')).toBe(true);
+      expect(fallback.body.diagnoses[0].condition_id).toBe('syn_febrile');
+
+      const r = await diagnosis(srv.url, { text, use_llm: true });
       expect(r.status).toBe(502);
       expect(r.body.error).toEqual({
         code: 'extractor_failed',
@@ -428,7 +441,7 @@ describe('upstream failures', () => {
       expect(again.body.diagnoses[0].condition_id).toBe('syn_febrile');
       expect(
         await metricValue(srv.url, 'reasoning_extractor_failures_total', { reason: 'unreachable' }),
-      ).toBe(1);
+      ).toBe(2);
       // The rule pass alone still works when asked for.
       expect((await diagnosis(srv.url, { text, use_llm: false })).status).toBe(200);
     } finally {
@@ -436,7 +449,7 @@ describe('upstream failures', () => {
     }
   });
 
-  it('answers 502 when the LLM returns something that is not the findings JSON', async () => {
+  it('answers from the rule pass (or 502 under use_llm: true) when the LLM returns something that is not the findings JSON', async () => {
     const llm = await fakeUpstream((_req, _body, res) =>
       json(res, 200, {
         id: 'x',
@@ -458,7 +471,14 @@ describe('upstream failures', () => {
       REASONING_LLM_MODEL: 'garbage-model',
     });
     try {
-      const r = await diagnosis(srv.url, { text: 'Sốt, đau ngực.' });
+      const fallback = await diagnosis(srv.url, { text: 'Sốt, đau ngực.' });
+      expect(fallback.status).toBe(200);
+      expect(fallback.body.warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^LLM extractor failed \(invalid_reply: .*other than JSON/),
+        ]),
+      );
+      const r = await diagnosis(srv.url, { text: 'Sốt, đau ngực.', use_llm: true });
       expect(r.status).toBe(502);
       expect(r.body.error.message).toMatch(/other than JSON/);
       expect((r.body.partial.findings as Finding[]).map((f) => f.feature).sort()).toEqual([
@@ -467,7 +487,7 @@ describe('upstream failures', () => {
       ]);
       expect(
         await metricValue(srv.url, 'reasoning_extractor_failures_total', { reason: 'invalid_reply' }),
-      ).toBe(1);
+      ).toBe(2);
       expect(JSON.parse(llm.requests[0]?.body ?? '{}').response_format.type).toBe('json_schema');
     } finally {
       await srv.close();

@@ -52,7 +52,14 @@ export function diagnosisRequestSchema(limits: { maxFindings: number }) {
         .describe('Used only where the base has a demographic feature for it'),
       top_k: z.number().int().min(1).max(50).default(10).describe('Diagnoses to return'),
       next_findings: z.number().int().min(0).max(20).default(5).describe('Suggested next findings to return'),
-      use_llm: z.boolean().default(true).describe('false: the rule pass only, no LLM'),
+      use_llm: z
+        .boolean()
+        .optional()
+        .describe(
+          'Absent: the LLM reads the text too, and when it fails the rule pass alone does (a warning ' +
+            'says why); true: the LLM must read it (502 with the rule findings when it fails); false: ' +
+            'the rule pass only',
+        ),
     })
     .superRefine((body, ctx) => {
       const hasText = body.text !== undefined && body.text.trim() !== '';

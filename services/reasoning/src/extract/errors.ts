@@ -3,9 +3,9 @@ import type { ExtractionResult } from './types.js';
 
 /**
  * The LLM extractor failed (unreachable, refused, timed out, or answered something that is not the
- * findings JSON). A 502 "extractor failed" for the service; `partial` holds what the rule pass found
- * (null while the error has not reached `extractFindings`), so the caller can still answer from
- * rule findings or from structured findings.
+ * findings JSON). `partial` holds what the rule pass found (null while the error has not reached
+ * `extractFindings`): the pipeline answers from it, or, when the request required the LLM
+ * (`use_llm: true`), the service answers 502 "extractor failed" with it.
  */
 export class ExtractorError extends HttpError {
   readonly status = 502;

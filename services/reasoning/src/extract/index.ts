@@ -9,8 +9,8 @@
  *    the text (spans not in it are dropped), with the same context pass for what the LLM did not
  *    mark, merged with the rule findings (rules win for vitals and labs).
  *
- * A failing LLM throws `ExtractorError` (502 "extractor failed") carrying the rule pass's result
- * in `partial`.
+ * A failing LLM throws `ExtractorError` carrying the rule pass's result in `partial`: the pipeline
+ * answers from it, or with a 502 "extractor failed" when the request required the LLM.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@clinicalsuite/kit';

@@ -119,10 +119,11 @@ export async function diagnose(
   let llmModel: string | null = null;
   const understandingStart = performance.now();
   if (text.trim() !== '') {
-    const llm = request.use_llm ? deps.llm : null;
-    if (request.use_llm && deps.llm === null)
+    const wanted = request.use_llm !== false;
+    const llm = wanted ? deps.llm : null;
+    if (wanted && deps.llm === null)
       warnings.push('LLM extractor not configured (LLM_URL is unset): findings from the rule pass only');
-    if (!request.use_llm) warnings.push('LLM skipped (use_llm: false): findings from the rule pass only');
+    if (!wanted) warnings.push('LLM skipped (use_llm: false): findings from the rule pass only');
     try {
       if (llm !== null) {
         const model = await llm.model(signal);
@@ -146,12 +147,22 @@ export async function diagnose(
       if (!(error instanceof ExtractorError) || signal.aborted) throw error;
       const reason = failureReason(error);
       deps.metrics?.extractorFailures.inc({ reason });
-      const partial = mapExtracted(index, error.partial?.findings ?? []);
-      throw new ExtractorFailure(
-        error,
-        reason,
-        partial.findings.map((f) => responseFinding(f, [])),
-        partial.unmapped,
+      // Asked for explicitly (use_llm: true), the LLM's reading is required: a 502 with what the rule
+      // pass found. Otherwise the engine reasons from the rule pass, and the answer says so.
+      if (request.use_llm === true) {
+        const partial = mapExtracted(index, error.partial?.findings ?? []);
+        throw new ExtractorFailure(
+          error,
+          reason,
+          partial.findings.map((f) => responseFinding(f, [])),
+          partial.unmapped,
+        );
+      }
+      extraction = error.partial ?? (await extractFindings(text, { signal, lexicon: knowledge.lexicon }));
+      llmModel = null;
+      warnings.push(
+        `LLM extractor failed (${reason}: ${error.message}): findings from the rule pass only ` +
+          '(use_llm: true answers 502 instead)',
       );
     }
   }

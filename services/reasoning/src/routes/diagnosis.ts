@@ -45,7 +45,8 @@ export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
       },
       502: {
         description:
-          "The LLM extractor failed: the rule pass's findings in `partial`, to send again as structured input",
+          "With use_llm: true, the LLM extractor failed: the rule pass's findings in `partial`, to send again " +
+          'as structured input (without use_llm the rule pass answers alone, with a warning)',
         schema: ExtractorFailureSchema,
       },
       503: {
