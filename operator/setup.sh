@@ -47,21 +47,20 @@ else
     echo "   all present"
   else
     line="apt-get install -y --no-install-recommends ${missing[*]}"
+    # Runs apt-get behind "$@" (nothing, or sudo); `env` carries DEBIAN_FRONTEND through sudo.
+    install_missing() {
+      echo "   ${*:+$* }$line"
+      "$@" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      "$@" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+    }
     if [ "$(id -u)" -eq 0 ]; then
-      sudo=()
+      install_missing
     elif command -v sudo >/dev/null 2>&1; then
-      sudo=(sudo)
+      install_missing sudo
     else
-      sudo=(none)
-    fi
-    if [ "${sudo[0]:-}" = none ]; then
       echo "   missing: ${missing[*]}"
       echo "   not root and no sudo: run as root \`apt-get update && $line\`; going on without them"
-    else
-      echo "   ${sudo[*]}${sudo[*]:+ }$line"
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
     fi
   fi
 fi
