@@ -72,6 +72,15 @@ export async function startCodesearch(env: Record<string, string> = {}): Promise
   return { service, server, url: server.url, dataDir, logs, close: () => server.shutdown('test finished') };
 }
 
+/** Resolves once the server's embedding model is loaded (it loads after start); fails after 60 s. */
+export async function waitForModel(srv: CodesearchTestServer, pollMs = 25): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (srv.service.catalog.model === undefined) {
+    if (Date.now() > until) throw new Error(`no embedding model: ${srv.service.catalog.modelReason}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 export async function search(
   url: string,
   body: Record<string, unknown>,

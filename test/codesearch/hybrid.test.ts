@@ -13,6 +13,7 @@ import {
   rankOf,
   search,
   startCodesearch,
+  waitForModel,
   type CodesearchTestServer,
 } from './helpers.js';
 
@@ -49,11 +50,7 @@ beforeAll(async () => {
     CODESEARCH_EMBED_BATCH: '64',
   });
   // The model loads in the background; then the vectors build.
-  const until = Date.now() + 60_000;
-  while (srv.service.catalog.model === undefined) {
-    if (Date.now() > until) throw new Error(`no embedding model: ${srv.service.catalog.modelReason}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForModel(srv, 100);
   await srv.service.catalog.vectorsSettled();
 }, 600_000);
 afterAll(() => srv.close());
@@ -139,11 +136,7 @@ describe('codesearch hybrid search (real MiniLM embeddings, real ICD-10-CM title
       CODESEARCH_MIN_SIMILARITY: '-1',
     });
     try {
-      const until = Date.now() + 60_000;
-      while (open.service.catalog.model === undefined) {
-        if (Date.now() > until) throw new Error(`no embedding model: ${open.service.catalog.modelReason}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitForModel(open, 100);
       await open.service.catalog.vectorsSettled();
       const { body } = await search(open.url, { query: 'xyz123', code_types: ['ICD10'] });
       expect(body.mode).toBe('hybrid');

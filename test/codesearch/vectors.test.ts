@@ -13,6 +13,7 @@ import {
   modelPath,
   search,
   startCodesearch,
+  waitForModel,
   type CodesearchTestServer,
 } from './helpers.js';
 
@@ -44,11 +45,7 @@ async function startWithModel(dataDir: string): Promise<CodesearchTestServer> {
     CODESEARCH_BUILTIN_SETS: 'false',
     CODESEARCH_RELOAD_POLL_MS: '0',
   });
-  const until = Date.now() + 60_000;
-  while (srv.service.catalog.model === undefined) {
-    if (Date.now() > until) throw new Error(`no embedding model: ${srv.service.catalog.modelReason}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitForModel(srv, 5);
   return srv;
 }
 
