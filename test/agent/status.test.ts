@@ -10,7 +10,10 @@ import { blackHole, startCodesearchSlice, type BlackHole } from './subservice-he
 
 // GET /status against the real sub-services and the real text LLM: five sub-services up, face
 // recognition down (nothing listens on its port), then hung, then a sub-service killed mid-test.
-// GET /capabilities without a token.
+// GET /capabilities without a token. The OCR service runs with its auth on (its /health needs its
+// token): the agent presents OCR_API_TOKEN.
+
+const OCR_TOKEN = 'ocr-token-for-the-agent-0123';
 
 interface SubStatus {
   id: string;
@@ -56,7 +59,7 @@ beforeAll(async () => {
   [llm, stt, ocr, tts, codes] = await Promise.all([
     startLlm(),
     startStt({ MAX_CONCURRENCY: '1' }),
-    startOcr({ MAX_CONCURRENCY: '1' }),
+    startOcr({ MAX_CONCURRENCY: '1', OCR_API_TOKEN: OCR_TOKEN }),
     startTts(),
     startCodesearchSlice(),
   ]);
@@ -66,6 +69,7 @@ beforeAll(async () => {
     LLM_URL: llm.url,
     STT_URL: stt.url,
     OCR_URL: ocr.url,
+    OCR_API_TOKEN: OCR_TOKEN,
     TTS_URL: tts.url,
     CODE_SEARCH_URL: codes.url,
     PATIENT_SIM_URL: sim.url,
@@ -131,6 +135,16 @@ describe('GET /status', () => {
     expect(body.sessions).toMatchObject({ max: 50, ttl_seconds: 3600, replica_local: true });
     expect(body.gate.limit).toBe(agent.config.MAX_CONCURRENCY);
     expect(Date.parse(body.checked_at)).not.toBeNaN();
+  });
+
+  it('reports a sub-service that refuses its credentials as down, saying so', async () => {
+    const other = await startAgent({ LLM_URL: llm.url, OCR_URL: ocr.url }, { waitReady: false });
+    try {
+      const s = byId((await status(other.url)).body);
+      expect(s['ocr']).toMatchObject({ state: 'down', detail: expect.stringMatching(/401/) });
+    } finally {
+      await other.close();
+    }
   });
 
   it('reports a sub-service not ready with its own reason', async () => {

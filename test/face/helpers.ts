@@ -8,6 +8,7 @@ import { buildFaceApp, type FaceService } from '../../services/face/src/app.js';
 import { loadFaceConfig } from '../../services/face/src/config.js';
 import { ensureFacePhotos, type FacePhoto } from '../fixtures/photos/face-photos.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 /** The real default models (fetched into the models directory once) and the real photos. */
 export async function ensureFaceFixtures(): Promise<Record<FacePhoto, string>> {
@@ -45,6 +46,7 @@ export async function startFace(
     FACE_THREADS: '1',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { TokenStore, authFromConfig, checkBearer, defineRoute, parseTokensFile } from '@clinicalsuite/kit';
+import {
+  ConfigError,
+  TokenStore,
+  checkBearer,
+  defineRoute,
+  parseTokensFile,
+  serviceAuth,
+} from '@clinicalsuite/kit';
 import { startTestServer, type TestServer } from './helpers.js';
 
 const routes = [
@@ -210,35 +217,46 @@ describe('parseTokensFile', () => {
   });
 });
 
-describe('authFromConfig', () => {
-  it('is off without AUTH_TOKENS_FILE, on with it, and always on when required', () => {
+describe('serviceAuth', () => {
+  const face = { scope: 'face', tokenEnv: 'FACE_API_TOKEN', token: 'face-token-0123456789' };
+
+  it('is on by default: the own token with the service scope, and the file tokens holding it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-auth-config-'));
     try {
       const file = join(dir, 'tokens');
-      writeFileSync(file, 'file-token\nscoped-token llm\n');
-      expect(authFromConfig({})).toBeUndefined();
-      expect(
-        authFromConfig({ AUTH_TOKENS_FILE: undefined }, { tokens: [{ token: 't', scopes: [] }] }),
-      ).toBeUndefined();
-
-      const fromFile = authFromConfig({ AUTH_TOKENS_FILE: file });
-      expect(fromFile?.scopes).toBeUndefined();
-      expect(fromFile?.tokens.verify('file-token')).toBeDefined();
-      expect([...(fromFile?.tokens.verify('scoped-token') ?? [])]).toEqual(['llm']);
-      expect(fromFile?.tokens.verify('unknown')).toBeUndefined();
-
-      // The llm: API_TOKEN plus the file's tokens, and closed even with neither.
-      const llm = authFromConfig(
-        { AUTH_TOKENS_FILE: file },
-        { tokens: [{ token: 'api-token', scopes: [] }], required: true, scopes: ['llm'] },
-      );
-      expect(llm.scopes).toEqual(['llm']);
-      expect(llm.tokens.verify('api-token')).toBeDefined();
-      expect(llm.tokens.verify('file-token')).toBeDefined();
-      const closed = authFromConfig({}, { required: true });
-      expect(closed.tokens.verify('anything')).toBeUndefined();
+      // One file shared by several services: each line names the services it opens.
+      writeFileSync(file, 'face-file-token face\ntok-tts tts\nall-token *\nbare-token\n');
+      const auth = serviceAuth({ AUTH_TOKENS_FILE: file }, face);
+      expect(auth?.scopes).toEqual(['face']);
+      const check = (token: string) => checkBearer(auth!.tokens, auth!.scopes ?? [], token);
+      expect(check('face-token-0123456789')).toBe('ok');
+      expect(check('face-file-token')).toBe('ok');
+      expect(check('all-token')).toBe('ok');
+      // A line without scopes is a token of the service reading the file.
+      expect(check('bare-token')).toBe('ok');
+      // The attack: a token of another service opens nothing here.
+      expect(check('tok-tts')).toBe('insufficient_scope');
+      expect(check('unknown')).toBe('invalid');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses to start with no token at all, naming the variables and the way out', () => {
+    expect(() => serviceAuth({}, { ...face, token: undefined })).toThrow(ConfigError);
+    expect(() => serviceAuth({}, { ...face, token: undefined })).toThrow(
+      /FACE_API_TOKEN: is required \(or AUTH_TOKENS_FILE with `face` tokens\).*AUTH_DISABLED=true/,
+    );
+  });
+
+  it('is off only when AUTH_DISABLED says so, and never where the spec fixes auth', () => {
+    expect(serviceAuth({ AUTH_DISABLED: true }, face)).toBeUndefined();
+    expect(serviceAuth({ AUTH_DISABLED: false }, face)).toBeDefined();
+    expect(() =>
+      serviceAuth(
+        { AUTH_DISABLED: true },
+        { scope: 'llm', tokenEnv: 'API_TOKEN', token: 't', alwaysOn: true },
+      ),
+    ).toThrow(/AUTH_DISABLED: .*fixed by the spec/);
   });
 });

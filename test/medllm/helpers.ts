@@ -4,6 +4,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildMedllmApp, type MedllmService } from '../../services/medllm/src/app.js';
 import { loadMedllmConfig } from '../../services/medllm/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 /**
  * The medical LLM service on a free local port, its backend manager started, logs captured: what
@@ -27,6 +28,7 @@ export async function startMedllmService(env: Record<string, string>): Promise<{
     BACKEND_HEALTH_INTERVAL_MS: '200',
     SHUTDOWN_GRACE_MS: '500',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

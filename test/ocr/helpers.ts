@@ -2,6 +2,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildOcrApp, type OcrService } from '../../services/ocr/src/app.js';
 import { loadOcrConfig } from '../../services/ocr/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 export interface OcrTestServer {
   readonly service: OcrService;
@@ -19,6 +20,7 @@ export async function startOcr(env: Record<string, string> = {}): Promise<OcrTes
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -105,7 +105,11 @@ describe('a case directory', () => {
 
   it('stops the service at start with a configuration error naming the file', () => {
     const dir = caseDir({ 'broken.json': { schema_version: 1, id: 'x' } });
-    const config = loadPatientSimConfig({ LLM_URL: 'http://127.0.0.1:9', PATIENT_CASES_DIR: dir });
+    const config = loadPatientSimConfig({
+      LLM_URL: 'http://127.0.0.1:9',
+      PATIENT_CASES_DIR: dir,
+      AUTH_DISABLED: 'true',
+    });
     expect(() => buildPatientSimApp({ config })).toThrow(ConfigError);
     expect(() => buildPatientSimApp({ config })).toThrow(/broken\.json: language/);
   });

@@ -4,6 +4,7 @@ import { buildPatientSimApp, type PatientSimService } from '../../services/patie
 import { loadPatientSimConfig, type PatientSimConfig } from '../../services/patient-sim/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
 import { TOKEN as LLM_TOKEN } from '../llm/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 export { LLM_TOKEN };
 
@@ -37,6 +38,7 @@ export async function startSim(
     PATIENT_SIM_LLM_BACKOFF_MS: '20',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -16,6 +16,7 @@ import { writeKbDocument, type KbDocument } from '../../services/reasoning/src/k
 import { fixture as gpuFixture } from '../kit/gpu/helpers.js';
 import { captureLogs } from '../kit/helpers.js';
 import { condition, feature, link } from './kb-helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 export const SYNTHETIC_SOURCE = 'synthetic-test-numbers';
 
@@ -120,6 +121,7 @@ export async function startReasoning(env: Record<string, string> = {}): Promise<
     REASONING_DEVICE: 'cpu',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

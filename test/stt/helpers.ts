@@ -5,6 +5,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildSttApp, type SttService } from '../../services/stt/src/app.js';
 import { loadSttConfig } from '../../services/stt/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 export interface SttTestServer {
   readonly service: SttService;
@@ -22,6 +23,7 @@ export async function startStt(env: Record<string, string> = {}, settle = true):
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -7,6 +7,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildTtsApp, type TtsService } from '../../services/tts/src/app.js';
 import { loadTtsConfig } from '../../services/tts/src/config.js';
 import { captureLogs } from '../kit/helpers.js';
+import { authOffUnlessGiven } from '../fixtures/auth.js';
 
 export const run = promisify(execFile);
 
@@ -29,6 +30,7 @@ export async function startTts(env: Record<string, string> = {}): Promise<TtsTes
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
     TTS_THREADS: '1',
+    ...authOffUnlessGiven(env),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import {
-  Readiness,
-  TokenStore,
-  buildApp,
-  createLogger,
-  type AuthOptions,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, buildApp, serviceAuth, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { createShell, type Shell } from './adapters/shell/index.js';
 import { createSubservices, type SubserviceClients } from './adapters/subservices/index.js';
@@ -73,20 +65,15 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  // Every agent token carries `ai_agent`: AI_AGENT_API_TOKEN, and file tokens without a scope column.
-  const auth: AuthOptions = {
-    tokens: new TokenStore({
-      tokens:
-        config.AI_AGENT_API_TOKEN === undefined
-          ? []
-          : [{ token: config.AI_AGENT_API_TOKEN, scopes: [AGENT_SCOPE] }],
-      file: config.AUTH_TOKENS_FILE,
-      defaultScopes: [AGENT_SCOPE],
-    }),
-    scopes: [AGENT_SCOPE],
-    // Spec: a missing or invalid token gives 401; a token without the agent's scope is not valid here.
+  // The spec: every endpoint but /, /health and /capabilities needs an `ai_agent` token, and a
+  // token without that scope is as invalid as an unknown one (401).
+  const auth = serviceAuth(config, {
+    scope: AGENT_SCOPE,
+    tokenEnv: 'AI_AGENT_API_TOKEN',
+    token: config.AI_AGENT_API_TOKEN,
+    alwaysOn: true,
     scopeFailureStatus: 401,
-  };
+  });
   const startedAt = now();
   let parts:
     | {

@@ -106,6 +106,16 @@ export const agentConfigSchema = kitConfigSchema({
   CODE_SEARCH_URL: env.url().optional(),
   PATIENT_SIM_URL: env.url().optional(),
   FACE_URL: env.url().optional(),
+  /**
+   * The bearer token the agent presents to each sub-service (that service's own token); a
+   * `user:token@` part of its URL is the alternative.
+   */
+  STT_API_TOKEN: z.string().optional(),
+  OCR_API_TOKEN: z.string().optional(),
+  TTS_API_TOKEN: z.string().optional(),
+  CODE_SEARCH_API_TOKEN: z.string().optional(),
+  PATIENT_SIM_API_TOKEN: z.string().optional(),
+  FACE_API_TOKEN: z.string().optional(),
   /** Deadline of one sub-service call (speech and OCR of long files take time). */
   AGENT_SUBSERVICE_TIMEOUT_MS: env.ms({ min: 50 }).default(300_000),
   /** Deadline of each sub-service check on /status. */
@@ -158,11 +168,6 @@ const UPSTREAM_ENV: Readonly<Record<UpstreamId, 'ALPHA4' | 'BETA3' | 'BETA'>> = 
 export function loadAgentConfig(source: Env = process.env): AgentConfig {
   const config = loadConfig(agentConfigSchema, source);
   const problems: string[] = [];
-  if (config.AI_AGENT_API_TOKEN === undefined && config.AUTH_TOKENS_FILE === undefined) {
-    problems.push(
-      'AI_AGENT_API_TOKEN: is required (or AUTH_TOKENS_FILE with `ai_agent` tokens): every endpoint but /, /health and /capabilities needs a token',
-    );
-  }
   const upstreams = UPSTREAM_IDS.map((id): UpstreamConfig | undefined => {
     const name = UPSTREAM_ENV[id];
     const baseUrl = config[`AGENT_${name}_URL`] ?? config.LLM_URL;

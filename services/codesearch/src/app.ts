@@ -1,13 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import {
-  Readiness,
-  authFromConfig,
-  buildApp,
-  createLogger,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { importBuiltinSets } from './adapters/builtin-sets.js';
 import { Catalog } from './adapters/catalog.js';
@@ -44,8 +37,8 @@ export interface CodesearchService {
 }
 
 /**
- * The code search service. No credentials by default (reached from the agent and the reasoning
- * engine inside the suite); AUTH_TOKENS_FILE turns bearer auth on, as in the face service.
+ * The code search service: every route but the probes, /metrics and the documentation needs a bearer token
+ * with the `codesearch` scope (CODE_SEARCH_API_TOKEN, or AUTH_TOKENS_FILE); AUTH_DISABLED=true opens it.
  */
 export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   const { config } = deps;
@@ -62,7 +55,11 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   });
   const stop = new AbortController();
   let poller: NodeJS.Timeout | undefined;
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, {
+    scope: 'codesearch',
+    tokenEnv: 'CODE_SEARCH_API_TOKEN',
+    token: config.CODE_SEARCH_API_TOKEN,
+  });
   const startedAt = performance.now();
   let runtime: CodesearchRuntime | undefined;
   const kit = buildApp({

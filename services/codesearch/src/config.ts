@@ -15,6 +15,8 @@ export const codesearchConfigSchema = kitConfigSchema({
   requestTimeoutMs: 30_000,
   bodyLimit: '64kb',
 }).extend({
+  /** The token that callers present (scope `codesearch`); AUTH_TOKENS_FILE may add more. */
+  CODE_SEARCH_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Longest query, in characters. */
   CODESEARCH_MAX_QUERY_CHARS: env.int({ min: 1, max: 10_000 }).default(500),
   /** Largest `top_k`. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ModelHost,
   Readiness,
-  authFromConfig,
+  serviceAuth,
   buildApp,
   createLogger,
   type KitApp,
@@ -54,9 +54,8 @@ export interface FaceService {
 const retryPause = (attempt: number): Promise<void> => sleep(Math.min(30_000, 250 * 2 ** attempt));
 
 /**
- * The face service: no credentials by default (the spec's requests to it carry none; it is meant
- * to be reached only from the suite's components, which the operator's NetworkPolicy enforces);
- * AUTH_TOKENS_FILE turns bearer auth on.
+ * The face service: every route but the probes, /metrics and the documentation needs a bearer token
+ * with the `face` scope (FACE_API_TOKEN, or AUTH_TOKENS_FILE); AUTH_DISABLED=true opens it.
  */
 export function buildFaceApp(deps: FaceDeps): FaceService {
   const { config } = deps;
@@ -194,7 +193,11 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
       };
     },
   });
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, {
+    scope: 'face',
+    tokenEnv: 'FACE_API_TOKEN',
+    token: config.FACE_API_TOKEN,
+  });
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'face',

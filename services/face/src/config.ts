@@ -19,6 +19,8 @@ export const faceConfigSchema = kitConfigSchema({
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
 }).extend({
+  /** The token that callers present (scope `face`); AUTH_TOKENS_FILE may add more. */
+  FACE_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The detector family: `retinaface` (5 landmarks) or `blazeface` (MediaPipe, 6 keypoints). */
   FACE_DETECTOR: z.enum(DETECTOR_KINDS).default('retinaface'),
   /**

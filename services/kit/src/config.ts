@@ -160,6 +160,11 @@ export function kitConfigSchema(defaults: KitDefaults) {
     EXIT_WITH_PARENT: env.bool().default(false),
     /** A file of `<token> <scope>[,<scope>]` lines (a mounted Secret); re-read when it changes. */
     AUTH_TOKENS_FILE: z.string().optional(),
+    /**
+     * Serve without bearer auth: anyone who can reach the port may call every route. Off by default;
+     * refused by the services whose auth the spec fixes (the llm, the agent).
+     */
+    AUTH_DISABLED: env.bool().default(false),
     NVIDIA_SMI_PATH: z.string().default('nvidia-smi'),
     CUDA_VISIBLE_DEVICES: z.string().optional(),
     MODELS_DIR: z.string().optional(),

@@ -1,5 +1,5 @@
 export { buildApp, type AppOptions, type AuthOptions, type KitApp, type KitParts } from './app/build-app.js';
-export { authFromConfig, type AuthConfig, type AuthFromConfigOptions } from './app/auth-from-config.js';
+export { serviceAuth, type ServiceAuthConfig, type ServiceAuthOptions } from './app/service-auth.js';
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { runMain } from './main-helpers.js';
 export {

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import {
   ModelHost,
   Readiness,
-  authFromConfig,
+  serviceAuth,
   buildApp,
   createLogger,
   type KitApp,
@@ -71,10 +71,12 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
       warnings: engine.description.chatTemplate.note === null ? [] : [engine.description.chatTemplate.note],
     }),
   });
-  // Never open: API_TOKEN and the tokens file's tokens, none without them.
-  const auth = authFromConfig(config, {
-    tokens: config.API_TOKEN === undefined ? [] : [{ token: config.API_TOKEN, scopes: [] }],
-    required: true,
+  // Never open (the spec): API_TOKEN and the tokens file's `llm` tokens.
+  const auth = serviceAuth(config, {
+    scope: 'llm',
+    tokenEnv: 'API_TOKEN',
+    token: config.API_TOKEN,
+    alwaysOn: true,
   });
 
   const file = basename(config.modelPath);

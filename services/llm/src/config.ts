@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
+import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
 import { DEFAULT_SLOTS, uvThreadpoolSizeOf } from './thread-pool.js';
@@ -61,11 +61,6 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadLlmConfig(source: Env = process.env): LlmConfig {
   const config = loadConfig(llmConfigSchema, source);
-  if (config.API_TOKEN === undefined && config.AUTH_TOKENS_FILE === undefined) {
-    throw new ConfigError([
-      'API_TOKEN: is required but not set (or give AUTH_TOKENS_FILE): every request, /health included, needs a bearer token',
-    ]);
-  }
   const entry = MODEL_MANIFEST['llm'];
   if (entry === undefined) throw new Error('the model manifest lacks the "llm" entry');
   const manifestPath = resolveModelPath(config.MODELS_DIR ?? defaultModelsDir(source), entry);

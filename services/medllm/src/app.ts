@@ -1,11 +1,4 @@
-import {
-  Readiness,
-  authFromConfig,
-  buildApp,
-  createLogger,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { ManagedBackend } from './adapters/backend.js';
 import type { MedllmConfig } from './config.js';
@@ -73,8 +66,11 @@ export function buildMedllmApp(deps: MedllmAppDeps): MedllmService {
     ...(config.setpriv === undefined ? {} : { setpriv: config.setpriv }),
     ...(config.backendPidFile === undefined ? {} : { pidFile: config.backendPidFile }),
   });
-  // Bearer auth off by default (the spec's requests carry none); AUTH_TOKENS_FILE turns it on.
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, {
+    scope: 'medllm',
+    tokenEnv: 'MEDLLM_API_TOKEN',
+    token: config.MEDLLM_API_TOKEN,
+  });
   const now = deps.now ?? (() => new Date());
   const startedAt = now();
   const kit = buildApp({

@@ -30,6 +30,8 @@ export const medllmConfigSchema = kitConfigSchema({
   // A 50 MB image is ~67 MB as base64, plus the rest of the request.
   bodyLimit: '72mb',
 }).extend({
+  /** The token that callers present (scope `medllm`); AUTH_TOKENS_FILE may add more. */
+  MEDLLM_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The name clients send as `model` and see in responses. */
   SERVED_MODEL_NAME: z.string().min(1).default(SERVED_MODEL),
   /** The multimodal projector GGUF (mmproj) matching MODEL_PATH. */

@@ -1,12 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import {
-  Readiness,
-  authFromConfig,
-  buildApp,
-  createLogger,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { EngineHost } from './adapters/engine-host.js';
 import type { Stage } from './adapters/ocr-engine.js';
@@ -36,8 +29,8 @@ export interface OcrService {
 }
 
 /**
- * The OCR service: no credentials by default (the agent calls it inside the suite, which the
- * operator's NetworkPolicy enforces); AUTH_TOKENS_FILE turns bearer auth on.
+ * The OCR service: every route but the probes, /metrics and the documentation needs a bearer token
+ * with the `ocr` scope (OCR_API_TOKEN, or AUTH_TOKENS_FILE); AUTH_DISABLED=true opens it.
  */
 export function buildOcrApp(deps: OcrDeps): OcrService {
   const { config } = deps;
@@ -67,7 +60,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
     retryMs: deps.engineRetryMs ?? 10_000,
     observe,
   });
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, { scope: 'ocr', tokenEnv: 'OCR_API_TOKEN', token: config.OCR_API_TOKEN });
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'ocr',

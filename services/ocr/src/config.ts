@@ -16,6 +16,8 @@ export const ocrConfigSchema = kitConfigSchema({
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
 }).extend({
+  /** The token that callers present (scope `ocr`); AUTH_TOKENS_FILE may add more. */
+  OCR_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The tesseract 5 command line (Debian's tesseract-ocr). */
   TESSERACT_PATH: z.string().min(1).default('tesseract'),
   /** Where vie/eng/osd.traineddata are; default: tesseract's own (/usr/share/tesseract-ocr/5/tessdata). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ConfigError,
   Readiness,
-  authFromConfig,
+  serviceAuth,
   buildApp,
   createLogger,
   type KitApp,
@@ -83,7 +83,11 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     modelEnv: 'PATIENT_SIM_MODEL',
     now,
   });
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, {
+    scope: 'patient_sim',
+    tokenEnv: 'PATIENT_SIM_API_TOKEN',
+    token: config.PATIENT_SIM_API_TOKEN,
+  });
   const backend: ChatBackend = llm;
   const startedAt = now();
   let sweepEvery: () => void = () => undefined;

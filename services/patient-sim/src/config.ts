@@ -15,6 +15,8 @@ export const patientSimConfigSchema = kitConfigSchema({
   requestTimeoutMs: 180_000,
   bodyLimit: '64kb',
 }).extend({
+  /** The token that callers present (scope `patient_sim`); AUTH_TOKENS_FILE may add more. */
+  PATIENT_SIM_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Base URL of the suite's text LLM (OpenAI-compatible); the runner and the operator set it. */
   LLM_URL: env.url(),
   /** Bearer token for the LLM (the suite's API_TOKEN). */

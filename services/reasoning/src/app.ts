@@ -1,11 +1,4 @@
-import {
-  authFromConfig,
-  buildApp,
-  createLogger,
-  Readiness,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { serviceAuth, buildApp, createLogger, Readiness, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { LlmClient, type ChatBackend } from '@clinicalsuite/kit/llm';
 import { CodeSearchClient } from './clients/code-search.js';
@@ -84,9 +77,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
       ? null
       : new CodeSearchClient({
           baseUrl: config.CODE_SEARCH_URL,
-          ...((config.CODE_SEARCH_TOKEN ?? config.API_TOKEN) === undefined
-            ? {}
-            : { token: (config.CODE_SEARCH_TOKEN ?? config.API_TOKEN) as string }),
+          ...(config.CODE_SEARCH_API_TOKEN === undefined ? {} : { token: config.CODE_SEARCH_API_TOKEN }),
           timeoutMs: config.REASONING_CODE_SEARCH_TIMEOUT_MS,
           topK: config.REASONING_CODE_SEARCH_TOP_K,
           candidates: config.REASONING_CODE_SEARCH_CANDIDATES,
@@ -96,9 +87,11 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
   let bases: readonly LoadedBase[] = [];
   let engineReason: string | null = null;
   let metrics: ReasoningMetrics | undefined;
-  // Bearer auth off by default (the spec asks for none); AUTH_TOKENS_FILE turns it on. /health,
-  // /metrics and / stay open for probes and scrapes.
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, {
+    scope: 'reasoning',
+    tokenEnv: 'REASONING_API_TOKEN',
+    token: config.REASONING_API_TOKEN,
+  });
 
   const kit = buildApp({
     service: SERVICE,

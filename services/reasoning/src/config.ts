@@ -36,6 +36,8 @@ export const reasoningConfigSchema = kitConfigSchema({
   requestTimeoutMs: 300_000,
   bodyLimit: '1mb',
 }).extend({
+  /** The token that callers present (scope `reasoning`); AUTH_TOKENS_FILE may add more. */
+  REASONING_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Knowledge-base directories (comma-separated), merged in this order. */
   REASONING_KB_DIRS: dirList.optional(),
   /** An imported HPO base (the hpo-import CLI's --out); default $MODELS_DIR/reasoning/hpo-kb when present. */
@@ -67,7 +69,7 @@ export const reasoningConfigSchema = kitConfigSchema({
 
   /** The suite's text LLM (OpenAI-compatible) for the extractor; unset: the rule pass only. */
   LLM_URL: env.url().optional(),
-  /** Bearer token for the LLM and, unless CODE_SEARCH_TOKEN is set, the code search (the suite's API_TOKEN). */
+  /** Bearer token for the LLM (the suite's API_TOKEN). */
   API_TOKEN: z.string().optional(),
   /** Model name sent to the LLM; default: the first model its /v1/models lists. */
   REASONING_LLM_MODEL: z.string().min(1).optional(),
@@ -81,7 +83,8 @@ export const reasoningConfigSchema = kitConfigSchema({
 
   /** The code search service (findings and diagnoses to ICD-10-CM); unset: no code lookup (a warning). */
   CODE_SEARCH_URL: env.url().optional(),
-  CODE_SEARCH_TOKEN: z.string().optional(),
+  /** Bearer token the code search accepts (its CODE_SEARCH_API_TOKEN). */
+  CODE_SEARCH_API_TOKEN: z.string().optional(),
   REASONING_CODE_SEARCH_TIMEOUT_MS: env.int({ min: 50, max: 60_000 }).default(3000),
   /** Codes per finding. */
   REASONING_CODE_SEARCH_TOP_K: env.int({ min: 1, max: 20 }).default(3),

@@ -1,13 +1,6 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  Readiness,
-  authFromConfig,
-  buildApp,
-  createLogger,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { SttBackend } from './adapters/backend.js';
 import { PocketsphinxBackend } from './adapters/pocketsphinx.js';
@@ -40,8 +33,8 @@ export interface SttService {
 }
 
 /**
- * The speech-to-text service: no credentials by default (the agent calls it inside the suite, the
- * operator's NetworkPolicy keeps others out); AUTH_TOKENS_FILE turns bearer auth on.
+ * The speech-to-text service: every route but the probes, /metrics and the documentation needs a bearer token
+ * with the `stt` scope (STT_API_TOKEN, or AUTH_TOKENS_FILE); AUTH_DISABLED=true opens it.
  */
 export function buildSttApp(deps: SttDeps): SttService {
   const { config } = deps;
@@ -107,7 +100,7 @@ export function buildSttApp(deps: SttDeps): SttService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, { scope: 'stt', tokenEnv: 'STT_API_TOKEN', token: config.STT_API_TOKEN });
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'stt',

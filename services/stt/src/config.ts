@@ -20,6 +20,8 @@ export const sttConfigSchema = kitConfigSchema({
   // Audio comes as multipart (limited per file below); this bounds JSON bodies only.
   bodyLimit: '64kb',
 }).extend({
+  /** The token that callers present (scope `stt`); AUTH_TOKENS_FILE may add more. */
+  STT_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Largest audio file (bytes, or 25mb style): past it, 413. */
   STT_MAX_AUDIO_BYTES: env.bytes().default(25 * 1024 * 1024),
   /** Longest audio, in seconds: past it, 413. */

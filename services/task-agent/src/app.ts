@@ -4,11 +4,10 @@ import {
   ConfigError,
   Readiness,
   ServiceUnavailableError,
-  TokenStore,
+  serviceAuth,
   buildApp,
   createLogger,
   type AnyRoute,
-  type AuthOptions,
   type KitApp,
   type Logger,
 } from '@clinicalsuite/kit';
@@ -103,7 +102,9 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
   const model = (): string => monitor.status.model ?? config.TASK_AGENT_MODEL ?? 'default';
   const skills = buildSkills({
     codeSearchUrl: config.CODE_SEARCH_URL,
+    codeSearchToken: config.CODE_SEARCH_API_TOKEN,
     reasoningUrl: config.REASONING_URL,
+    reasoningToken: config.REASONING_API_TOKEN,
     services: config.TASK_AGENT_SERVICES,
     timeoutMs: config.TASK_AGENT_SKILL_TIMEOUT_MS,
     llm,
@@ -124,18 +125,11 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
   // Set while buildApp builds the routes (the pool needs the kit's metrics registry).
   let builtPool: WorkerPool | undefined;
   const poolIfBuilt = (): WorkerPool | undefined => builtPool;
-  const auth: AuthOptions | undefined =
-    config.TASK_AGENT_API_TOKEN === undefined && config.AUTH_TOKENS_FILE === undefined
-      ? undefined
-      : {
-          tokens: new TokenStore({
-            tokens:
-              config.TASK_AGENT_API_TOKEN === undefined
-                ? []
-                : [{ token: config.TASK_AGENT_API_TOKEN, scopes: [] }],
-            file: config.AUTH_TOKENS_FILE,
-          }),
-        };
+  const auth = serviceAuth(config, {
+    scope: 'task_agent',
+    tokenEnv: 'TASK_AGENT_API_TOKEN',
+    token: config.TASK_AGENT_API_TOKEN,
+  });
   const startedAt = now();
   const kit = buildApp({
     service: SERVICE,

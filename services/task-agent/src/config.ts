@@ -78,6 +78,9 @@ export const taskAgentConfigSchema = kitConfigSchema({
   /** Suite services the skills call; a skill whose service is unset is not offered. */
   CODE_SEARCH_URL: env.url().optional(),
   REASONING_URL: env.url().optional(),
+  /** The bearer tokens the code search and the reasoning engine accept (each service's own). */
+  CODE_SEARCH_API_TOKEN: z.string().optional(),
+  REASONING_API_TOKEN: z.string().optional(),
   /** Services the `check_service` skill may ask for /health: `name=url,name=url`. */
   TASK_AGENT_SERVICES: z
     .string()

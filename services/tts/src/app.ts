@@ -1,12 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import {
-  Readiness,
-  authFromConfig,
-  buildApp,
-  createLogger,
-  type KitApp,
-  type Logger,
-} from '@clinicalsuite/kit';
+import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { TtsEngines } from './adapters/engines.js';
 import { Espeak } from './adapters/espeak.js';
@@ -37,8 +30,8 @@ export interface TtsService {
 }
 
 /**
- * The text-to-speech service: no credentials by default (the agent calls it inside the suite);
- * AUTH_TOKENS_FILE turns bearer auth on.
+ * The text-to-speech service: every route but the probes, /metrics and the documentation needs a bearer token
+ * with the `tts` scope (TTS_API_TOKEN, or AUTH_TOKENS_FILE); AUTH_DISABLED=true opens it.
  */
 export function buildTtsApp(deps: TtsDeps): TtsService {
   const { config } = deps;
@@ -75,7 +68,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     logger,
     retryMs: deps.retryMs ?? 5000,
   });
-  const auth = authFromConfig(config);
+  const auth = serviceAuth(config, { scope: 'tts', tokenEnv: 'TTS_API_TOKEN', token: config.TTS_API_TOKEN });
   const startedAt = performance.now();
   const kit = buildApp({
     service: 'tts',

@@ -19,6 +19,8 @@ export const ttsConfigSchema = kitConfigSchema({
   // 5000 characters of Vietnamese are at most ~20 kB of UTF-8; the rest is JSON around them.
   bodyLimit: '64kb',
 }).extend({
+  /** The token that callers present (scope `tts`); AUTH_TOKENS_FILE may add more. */
+  TTS_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Longest text, in characters (Unicode code points); longer is refused with 422. */
   TTS_MAX_CHARS: env.int({ min: 1, max: 100_000 }).default(5000),
   /** The espeak-ng binary (Debian package espeak-ng). */

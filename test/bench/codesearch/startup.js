@@ -83,6 +83,7 @@ async function startOnce() {
     DATA_DIR: dataDir,
     MODELS_DIR: modelsDir,
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+    AUTH_DISABLED: 'true',
     CODESEARCH_THREADS: THREADS,
     CODESEARCH_BUILTIN_SETS: CODES > 0 ? 'false' : 'true',
     CODESEARCH_RELOAD_POLL_MS: '0',

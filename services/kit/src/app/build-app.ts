@@ -173,6 +173,11 @@ export function buildApp(options: AppOptions): KitApp {
   );
 
   options.auth?.tokens.reportReloadFailuresTo((message) => logger.warn(message));
+  if (config.AUTH_DISABLED)
+    logger.warn(
+      'AUTH_DISABLED=true: bearer auth is off, so anyone who can reach this port can call every route; ' +
+        'unset it to require tokens',
+    );
   const auth = options.auth
     ? authMiddleware({
         tokens: options.auth.tokens,

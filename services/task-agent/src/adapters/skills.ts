@@ -10,7 +10,11 @@ import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
 
 export interface SkillsConfig {
   readonly codeSearchUrl?: string | undefined;
+  /** The bearer token the code search accepts (its CODE_SEARCH_API_TOKEN). */
+  readonly codeSearchToken?: string | undefined;
   readonly reasoningUrl?: string | undefined;
+  /** The bearer token the reasoning engine accepts (its REASONING_API_TOKEN). */
+  readonly reasoningToken?: string | undefined;
   /** Services `check_service` may ask for /health, by name. */
   readonly services: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
@@ -21,7 +25,7 @@ export interface SkillsConfig {
 
 async function callJson(
   url: string,
-  init: { method: 'GET' | 'POST'; body?: unknown },
+  init: { method: 'GET' | 'POST'; body?: unknown; token?: string | undefined },
   ctx: SkillContext,
   timeoutMs: number,
 ): Promise<{ status: number; body: unknown }> {
@@ -33,6 +37,7 @@ async function callJson(
       headers: {
         accept: 'application/json',
         ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }),
       },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
@@ -62,6 +67,7 @@ function detailOf(body: unknown): string {
 export function searchMedicalCodesSkill(
   baseUrl: string,
   timeoutMs: number,
+  token?: string,
 ): Skill<{ query: string; top_k: number }> {
   const url = `${baseUrl.replace(/\/+$/, '')}/search`;
   return {
@@ -81,7 +87,7 @@ export function searchMedicalCodesSkill(
     run: async (input, ctx) => {
       const { status, body } = await callJson(
         url,
-        { method: 'POST', body: { query: input.query, top_k: input.top_k } },
+        { method: 'POST', body: { query: input.query, top_k: input.top_k }, token },
         ctx,
         timeoutMs,
       );
@@ -94,7 +100,11 @@ export function searchMedicalCodesSkill(
   };
 }
 
-export function askReasoningSkill(baseUrl: string, timeoutMs: number): Skill<{ text: string }> {
+export function askReasoningSkill(
+  baseUrl: string,
+  timeoutMs: number,
+  token?: string,
+): Skill<{ text: string }> {
   const url = `${baseUrl.replace(/\/+$/, '')}/api/v1/diagnosis`;
   return {
     name: 'ask_reasoning_engine',
@@ -107,7 +117,7 @@ export function askReasoningSkill(baseUrl: string, timeoutMs: number): Skill<{ t
     run: async (input, ctx) => {
       const { status, body } = await callJson(
         url,
-        { method: 'POST', body: { text: input.text } },
+        { method: 'POST', body: { text: input.text }, token },
         ctx,
         timeoutMs,
       );
@@ -252,9 +262,9 @@ export function currentTimeSkill(): Skill<{ timezone: string }> {
 export function buildSkills(config: SkillsConfig): AnySkill[] {
   const skills: AnySkill[] = [];
   if (config.codeSearchUrl !== undefined)
-    skills.push(searchMedicalCodesSkill(config.codeSearchUrl, config.timeoutMs));
+    skills.push(searchMedicalCodesSkill(config.codeSearchUrl, config.timeoutMs, config.codeSearchToken));
   if (config.reasoningUrl !== undefined)
-    skills.push(askReasoningSkill(config.reasoningUrl, config.timeoutMs));
+    skills.push(askReasoningSkill(config.reasoningUrl, config.timeoutMs, config.reasoningToken));
   skills.push(summarizeSkill(config.llm, config.model));
   if (Object.keys(config.services).length > 0)
     skills.push(checkServiceSkill(config.services, config.timeoutMs));

@@ -45,6 +45,8 @@ export interface EndpointDeps {
   readonly logger: Logger;
   /** Deadline of one call. */
   readonly timeoutMs: number;
+  /** The bearer token it accepts; without one, a `user:token@` part of the URL, if any. */
+  readonly token?: string | undefined;
 }
 
 export type HealthState = 'up' | 'not_ready' | 'down' | 'not_configured';
@@ -89,7 +91,8 @@ export class SubserviceEndpoint {
     // fetch refuses URLs with credentials: a `user:token@` part becomes a bearer token instead.
     const parsed = new URL(url);
     const secret = decodeURIComponent(parsed.password !== '' ? parsed.password : parsed.username);
-    this.authorization = secret === '' ? undefined : `Bearer ${secret}`;
+    const token = deps.token ?? secret;
+    this.authorization = token === '' ? undefined : `Bearer ${token}`;
     parsed.username = '';
     parsed.password = '';
     parsed.search = '';

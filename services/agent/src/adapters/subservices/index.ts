@@ -20,7 +20,7 @@ import {
   TtsBodySchema,
   type AgentCodeType,
 } from '../../schemas/subservices.js';
-import { subserviceUrl } from './catalogue.js';
+import { subserviceToken, subserviceUrl } from './catalogue.js';
 import { SubserviceEndpoint, type SubserviceHealth } from './endpoint.js';
 
 export { SUBSERVICE_CATALOGUE, label, type SubserviceEntry } from './catalogue.js';
@@ -94,6 +94,7 @@ export class SubserviceClients implements Subservices {
   constructor(config: AgentConfig, deps: SubserviceClientsDeps) {
     const make = (id: SubserviceId): SubserviceEndpoint =>
       new SubserviceEndpoint(id, subserviceUrl(config, id), {
+        token: subserviceToken(config, id),
         metrics: deps.metrics,
         logger: deps.logger,
         timeoutMs: config.AGENT_SUBSERVICE_TIMEOUT_MS,
