@@ -15,6 +15,7 @@ import {
   type Suite,
 } from '../api/v1alpha1/index.js';
 import { clusterOnlyEnv } from '../plan/service-env.js';
+import { authDisabledWarning } from '../plan/auth-warnings.js';
 import { describeUnreadEnv, unreadEnv } from '../plan/unread-env.js';
 import { readConfig, type RunnerConfig } from './config.js';
 import { planLocal, type ProcessSpec } from './plan.js';
@@ -135,8 +136,11 @@ async function run(argv: readonly string[]): Promise<number> {
     out(`no service is enabled in ${file}: set spec.services.<name>.enabled: true\n`);
     return 0;
   }
-  for (const key of enabledComponents(suite.spec.services))
+  for (const key of enabledComponents(suite.spec.services)) {
+    const authOff = authDisabledWarning(suite, key);
+    if (authOff !== null) err(`warning: ${authOff}\n`);
     for (const unread of unreadEnv(suite, key)) err(`warning: ${describeUnreadEnv(unread)}\n`);
+  }
   const modelsDir = join(config.home, 'models');
   const tokens = await resolveTokens({ ...credentialNames(suite), env: process.env, home: config.home });
   if (tokens.generated.length > 0) {

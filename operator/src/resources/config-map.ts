@@ -10,6 +10,7 @@
  */
 import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
 import { serviceEnv, storeEnvFor } from '../plan/service-env.js';
+import { authDisabledWarning } from '../plan/auth-warnings.js';
 import { describeUnreadEnv, unreadEnv, unreadFetchEnv } from '../plan/unread-env.js';
 import { usersFileEnv } from './auth.js';
 import { referencedEnv } from './env.js';
@@ -76,12 +77,15 @@ export function storeWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarni
 }
 
 /**
- * Every warning about the component's configuration: {@link storeWarnings}, and each `env` or
- * `model.fetchEnv` name that nothing in its pod reads (plan/unread-env.ts).
+ * Every warning about the component's configuration: {@link storeWarnings}, auth turned off
+ * (plan/auth-warnings.ts), and each `env` or `model.fetchEnv` name that nothing in its pod reads
+ * (plan/unread-env.ts).
  */
 export function configWarnings(suite: OwnedSuite, key: ComponentKey): ConfigWarning[] {
+  const authOff = authDisabledWarning(suite, key);
   return [
     ...storeWarnings(suite, key),
+    ...(authOff === null ? [] : [{ reason: 'AuthDisabled', message: authOff }]),
     ...[...unreadEnv(suite, key), ...unreadFetchEnv(suite, key)].map((unread) => ({
       reason: 'UnreadEnv',
       message: describeUnreadEnv(unread),

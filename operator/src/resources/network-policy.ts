@@ -1,13 +1,15 @@
 /**
- * NetworkPolicies (spec.networkPolicy.enabled) for the services that carry no auth of their own:
- * only the suite's own pods (`instance=<suite>`, `part-of=clinicalsuite`, same namespace) may
- * reach them on 8080. When the suite has monitoring on, Prometheus is let in too: pods labelled
- * `prometheus.podLabels` in the namespace `prometheus.namespace` of the operator config (default
- * prometheus-operator's `app.kubernetes.io/name: prometheus` in `monitoring`). The services that
- * check a bearer token (llm, agent, taskAgent) or a session (taskProxy) are the suite's front doors
- * and stay open (so the task proxy reaches the task agent, token in hand). Kubelet probes are not affected (node traffic is not pod ingress for common CNIs).
+ * NetworkPolicies (spec.networkPolicy.enabled) for the services that only the suite itself calls: a
+ * second wall behind their bearer tokens. Only the suite's own pods (`instance=<suite>`,
+ * `part-of=clinicalsuite`, same namespace) may reach them on 8080. When the suite has monitoring
+ * on, Prometheus is let in too: pods labelled `prometheus.podLabels` in the namespace
+ * `prometheus.namespace` of the operator config (default prometheus-operator's
+ * `app.kubernetes.io/name: prometheus` in `monitoring`). The front doors, which apps and users call
+ * from outside the suite (the llm, the agent and the task agent with their tokens, the task proxy
+ * with its sign-in), stay open. Kubelet probes are not affected (node traffic is not pod ingress
+ * for common CNIs).
  */
-import { COMPONENTS, type ComponentKey } from '../api/v1alpha1/index.js';
+import type { ComponentKey } from '../api/v1alpha1/index.js';
 import { selectorLabels, suitePodLabels } from './labels.js';
 import { componentMetadata } from './metadata.js';
 import { objectName } from './names.js';
@@ -16,12 +18,12 @@ import { sorted } from './stable.js';
 import { POD_PORT, type OwnedSuite } from './types.js';
 import type { NetworkPolicyObject, NetworkPolicyPeer } from './wire.js';
 
-/** Components that authenticate callers other than by a bearer token the catalogue lists. */
-const SESSION_AUTHENTICATED: ReadonlySet<ComponentKey> = new Set(['taskProxy']);
+/** The components called from outside the suite. */
+const FRONT_DOORS: ReadonlySet<ComponentKey> = new Set(['llm', 'agent', 'taskAgent', 'taskProxy']);
 
-/** Whether a component checks who calls it (and so needs no NetworkPolicy). */
-export function carriesAuth(key: ComponentKey): boolean {
-  return COMPONENTS[key].tokenEnv.length > 0 || SESSION_AUTHENTICATED.has(key);
+/** Whether apps and users outside the suite call the component (and so it gets no NetworkPolicy). */
+export function isFrontDoor(key: ComponentKey): boolean {
+  return FRONT_DOORS.has(key);
 }
 
 export function buildNetworkPolicy(
@@ -29,7 +31,7 @@ export function buildNetworkPolicy(
   key: ComponentKey,
   config: OperatorConfig,
 ): NetworkPolicyObject | null {
-  if (!suite.spec.networkPolicy.enabled || carriesAuth(key)) return null;
+  if (!suite.spec.networkPolicy.enabled || isFrontDoor(key)) return null;
   const from: NetworkPolicyPeer[] = [{ podSelector: { matchLabels: suitePodLabels(suite) } }];
   if (suite.spec.monitoring.serviceMonitor) {
     from.push({

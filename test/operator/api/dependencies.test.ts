@@ -31,7 +31,20 @@ describe('component catalogue', () => {
     expect(COMPONENT_KEYS.filter((k) => COMPONENTS[k].gpu)).toEqual(['llm', 'face', 'medllm', 'reasoning']);
     expect(COMPONENTS.codeSearch.urlEnv).toBe('CODE_SEARCH_URL');
     expect(COMPONENTS.patientSim.urlEnv).toBe('PATIENT_SIM_URL');
-    expect(TOKEN_ENV_NAMES).toEqual(['API_TOKEN', 'AI_AGENT_API_TOKEN', 'TASK_AGENT_API_TOKEN']);
+    // One token per service that takes bearer tokens: all but the task proxy, which signs users in.
+    expect(TOKEN_ENV_NAMES).toEqual([
+      'API_TOKEN',
+      'AI_AGENT_API_TOKEN',
+      'FACE_API_TOKEN',
+      'MEDLLM_API_TOKEN',
+      'REASONING_API_TOKEN',
+      'TASK_AGENT_API_TOKEN',
+      'STT_API_TOKEN',
+      'OCR_API_TOKEN',
+      'TTS_API_TOKEN',
+      'CODE_SEARCH_API_TOKEN',
+      'PATIENT_SIM_API_TOKEN',
+    ]);
   });
 
   it('has acyclic default dependencies', () => {

@@ -53,12 +53,15 @@ describe('local runner (real processes)', () => {
       'stt started',
     ]);
     expect(h.stdout()).toContain(
-      `tokens: API_TOKEN, AI_AGENT_API_TOKEN, TASK_AGENT_API_TOKEN in ${join(h.home, 'tokens.env')}`,
+      `tokens: API_TOKEN, AI_AGENT_API_TOKEN, FACE_API_TOKEN, MEDLLM_API_TOKEN, REASONING_API_TOKEN, ` +
+        `TASK_AGENT_API_TOKEN, STT_API_TOKEN, OCR_API_TOKEN, TTS_API_TOKEN, CODE_SEARCH_API_TOKEN, ` +
+        `PATIENT_SIM_API_TOKEN in ${join(h.home, 'tokens.env')}`,
     );
     expect(h.stdout()).not.toContain('TASK_PROXY_PASSWORD'); // no task proxy, no sign-in user
     expect(h.stdout()).toContain('Ctrl-C to stop');
 
-    // What a service gets: the contract's variables, its upstream's URL, the spec's env; no leaks.
+    // What a service gets: the contract's variables, its upstream's URL and token, its own token,
+    // the spec's env; no leaks (no token of a service it does not call).
     const env = JSON.parse(readFileSync(join(h.home, 'data', 'stt', 'env.json'), 'utf8')) as Record<
       string,
       string
@@ -89,6 +92,8 @@ describe('local runner (real processes)', () => {
         'DATA_DIR',
         'MAX_CONCURRENCY',
         'OCR_URL',
+        'OCR_API_TOKEN',
+        'STT_API_TOKEN',
         'FIXTURE_EVENTS_FILE',
       ].sort(),
     );

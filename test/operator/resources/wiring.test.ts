@@ -29,7 +29,7 @@ describe('wiring', () => {
     { auth: { agentTokenSecretRef: { name: 'tokens', key: 'agent' } }, networkPolicy: { enabled: true } },
   );
 
-  it('gives the agent upstream URLs, its token and the llm token from their Secrets', () => {
+  it('gives the agent upstream URLs, its token and those of what it calls, from their Secrets', () => {
     expect(buildConfigMap(suite, 'agent').data).toMatchObject({
       LLM_URL: 'http://demo-llm.clinical.svc:8080',
       STT_URL: 'http://demo-stt.clinical.svc:8080',
@@ -41,8 +41,12 @@ describe('wiring', () => {
     expect(buildDeployment(suite, 'agent', config).spec.template.spec.containers[0]!.env).toEqual([
       { name: 'AI_AGENT_API_TOKEN', valueFrom: { secretKeyRef: { name: 'tokens', key: 'agent' } } },
       { name: 'API_TOKEN', valueFrom: { secretKeyRef: { name: 'demo-auth', key: 'api-token' } } },
+      { name: 'STT_API_TOKEN', valueFrom: { secretKeyRef: { name: 'demo-auth', key: 'stt-token' } } },
     ]);
-    expect(buildDeployment(suite, 'stt', config).spec.template.spec.containers[0]!.env).toBeUndefined();
+    // A service gets its own token only: none of the llm's or the agent's.
+    expect(buildDeployment(suite, 'stt', config).spec.template.spec.containers[0]!.env).toEqual([
+      { name: 'STT_API_TOKEN', valueFrom: { secretKeyRef: { name: 'demo-auth', key: 'stt-token' } } },
+    ]);
   });
 
   it('keeps tokens out of the ConfigMap', () => {
@@ -54,7 +58,7 @@ describe('wiring', () => {
     expect(buildPodDisruptionBudget(suite, 'stt')).toBeNull();
   });
 
-  it('closes only the services without auth, to the suite pods (and Prometheus when monitored)', () => {
+  it('closes the services only the suite calls, to the suite pods (and Prometheus when monitored)', () => {
     expect(buildNetworkPolicy(suite, 'llm', config)).toBeNull();
     expect(buildNetworkPolicy(suite, 'agent', config)).toBeNull();
     const policy = buildNetworkPolicy(suite, 'stt', config);
@@ -236,9 +240,17 @@ describe('the generated auth Secret', () => {
     expect(Object.keys(data ?? {})).toEqual([
       'agent-token',
       'api-token',
+      'code-search-token',
+      'face-token',
+      'medllm-token',
+      'ocr-token',
+      'patient-sim-token',
+      'reasoning-token',
+      'stt-token',
       'task-agent-token',
       'task-proxy-password',
       'task-proxy-user',
+      'tts-token',
     ]);
     expect(decoded(data)['task-proxy-user']).toBe('admin');
     expect(decoded(data)['task-proxy-password']).toMatch(/^random-/);
@@ -248,7 +260,7 @@ describe('the generated auth Secret', () => {
     const before = { 'api-token': b64('a'), 'agent-token': b64('b') };
     const data = authSecretData(suiteWith({}), before, generate);
     expect(data).toMatchObject(before);
-    expect(Object.keys(data ?? {})).toHaveLength(5);
+    expect(Object.keys(data ?? {})).toHaveLength(13);
     expect(authSecretData(suiteWith({}), data!, generate)).toBeNull();
   });
 
@@ -264,11 +276,29 @@ describe('the generated auth Secret', () => {
         },
       },
     );
-    expect(authSecretData(suite, undefined, generate)).toBeNull();
+    const generated = [
+      'face-token',
+      'medllm-token',
+      'reasoning-token',
+      'stt-token',
+      'ocr-token',
+      'tts-token',
+      'code-search-token',
+      'patient-sim-token',
+    ];
+    expect(authSecretKeys(suite)).toEqual(generated);
     expect(authSecretKeys(suiteWith({}, { auth: { taskProxyUsersSecretRef: { name: 'users' } } }))).toEqual([
       'api-token',
       'agent-token',
+      'face-token',
+      'medllm-token',
+      'reasoning-token',
       'task-agent-token',
+      'stt-token',
+      'ocr-token',
+      'tts-token',
+      'code-search-token',
+      'patient-sim-token',
     ]);
   });
 });

@@ -80,7 +80,10 @@ export interface Component {
   };
   /** Components it calls, used when its spec sets no `dependsOn`. */
   readonly dependsOn: readonly ComponentKey[];
-  /** Env vars holding the bearer token(s) this component accepts. */
+  /**
+   * Env vars holding the bearer token(s) this component accepts; its callers receive them too, to
+   * present (the local runner and the operator give each service only its own and its dependencies').
+   */
   readonly tokenEnv: readonly string[];
   /** Its entry file under `services/<dir>/`, the script that `node` starts. */
   readonly entry: string;
@@ -131,7 +134,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     extraModels: ['face-detector-retinaface', 'face-detector'],
     sharedStoreEnv: 'DATABASE_URL',
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['FACE_API_TOKEN'],
   },
   medllm: {
     title: 'Medical multimodal LLM',
@@ -144,7 +147,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     model: null,
     projectorEnv: 'MMPROJ_PATH',
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['MEDLLM_API_TOKEN'],
   },
   taskProxy: {
     title: 'Task agent proxy',
@@ -176,7 +179,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     gpu: true,
     model: null,
     dependsOn: ['llm', 'codeSearch'],
-    tokenEnv: [],
+    tokenEnv: ['REASONING_API_TOKEN'],
   },
   taskAgent: {
     title: 'Task agent',
@@ -202,7 +205,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     gpu: false,
     model: null,
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['STT_API_TOKEN'],
   },
   ocr: {
     title: 'OCR',
@@ -214,7 +217,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     gpu: false,
     model: null,
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['OCR_API_TOKEN'],
   },
   tts: {
     title: 'Text to speech',
@@ -227,7 +230,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     model: 'tts-voice-en',
     extraModels: ['tts-voice-en-config'],
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['TTS_API_TOKEN'],
   },
   codeSearch: {
     title: 'Medical code search',
@@ -240,7 +243,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     model: 'codesearch-embedder',
     extraModels: ['codesearch-embedder-tokenizer', 'codesearch-icd10cm', 'codesearch-icd10pcs'],
     dependsOn: [],
-    tokenEnv: [],
+    tokenEnv: ['CODE_SEARCH_API_TOKEN'],
   },
   patientSim: {
     title: 'Patient simulator',
@@ -251,7 +254,7 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     gpu: false,
     model: null,
     dependsOn: ['llm'],
-    tokenEnv: [],
+    tokenEnv: ['PATIENT_SIM_API_TOKEN'],
   },
 };
 
