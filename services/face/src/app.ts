@@ -59,6 +59,12 @@ const retryPause = (attempt: number): Promise<void> => sleep(Math.min(30_000, 25
  */
 export function buildFaceApp(deps: FaceDeps): FaceService {
   const { config } = deps;
+  // First: a configuration without credentials stops here, before the registry is opened.
+  const auth = serviceAuth(config, {
+    scope: 'face',
+    tokenEnv: 'FACE_API_TOKEN',
+    token: config.FACE_API_TOKEN,
+  });
   const logger = deps.logger ?? createLogger({ service: 'face', level: config.LOG_LEVEL });
   const readiness = new Readiness();
   const registry = deps.registry ?? new SqliteRegistry(config.registryPath);
@@ -192,11 +198,6 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
               ],
       };
     },
-  });
-  const auth = serviceAuth(config, {
-    scope: 'face',
-    tokenEnv: 'FACE_API_TOKEN',
-    token: config.FACE_API_TOKEN,
   });
   const startedAt = performance.now();
   const kit = buildApp({
