@@ -9,6 +9,8 @@ export const KIT_ENV_NAMES: readonly string[] = [
   'BODY_IDLE_TIMEOUT_MS',
   'BODY_LIMIT',
   'BODY_MEMORY_LIMIT',
+  'BODY_MEMORY_SHARE',
+  'BODY_MIN_RATE',
   'CUDA_VISIBLE_DEVICES',
   'DATA_DIR',
   'EXIT_WITH_PARENT',
