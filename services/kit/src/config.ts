@@ -143,17 +143,31 @@ export function kitConfigSchema(defaults: KitDefaults) {
     BODY_LIMIT: env.bytes().default(parseBytes(defaults.bodyLimit ?? '1mb')),
     /**
      * Request bodies held in memory at once, all requests together (arriving, waiting and in
-     * work); past it, 503 with Retry-After (see http/body-memory.ts).
+     * work), counted as their bytes arrive; past it, 503 with Retry-After (see http/body-memory.ts).
      */
     BODY_MEMORY_LIMIT: env
       .bytes()
       .refine((bytes) => bytes > 0, 'must be more than 0')
       .default(parseBytes(defaults.bodyMemoryLimit ?? '256mb')),
     /**
+     * The most of BODY_MEMORY_LIMIT one request's body may hold; past it, 413. Unset: half of
+     * BODY_MEMORY_LIMIT. At most BODY_MEMORY_LIMIT (checked by buildApp).
+     */
+    BODY_MEMORY_SHARE: env
+      .bytes()
+      .refine((bytes) => bytes > 0, 'must be more than 0')
+      .optional(),
+    /**
      * Longest wait for the next bytes of a request body once it started; past it, 408 and the
-     * connection closed (a body shorter than its Content-Length, a stalled upload).
+     * connection closed (a body shorter than its Content-Length, a stalled upload). Also the slack
+     * of BODY_MIN_RATE.
      */
     BODY_IDLE_TIMEOUT_MS: env.ms({ min: 1 }).default(30_000),
+    /**
+     * Slowest a request body may arrive, in bytes per second on average (e.g. `1kb`), once
+     * BODY_IDLE_TIMEOUT_MS has passed; slower, 408 and the connection closed. 0 turns it off.
+     */
+    BODY_MIN_RATE: env.bytes().default(1024),
     /** Time allowed to drain in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: env.ms({ min: 0 }).default(25_000),
     /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */

@@ -178,7 +178,10 @@ describe('admission around the body', () => {
 });
 
 describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
-  /** A service whose bodies may hold 1 MB in all; `/disk` streams its upload to disk. */
+  /**
+   * A service whose bodies may hold 1 MB in all, one request all of it (test/kit/http/body-memory
+   * tests the share); `/disk` streams its upload to disk.
+   */
   async function service() {
     srv = await startTestServer(
       {
@@ -211,13 +214,19 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
           jsonRoute,
         ],
       },
-      { BODY_MEMORY_LIMIT: '1mb', BODY_LIMIT: '100mb' },
+      { BODY_MEMORY_LIMIT: '1mb', BODY_MEMORY_SHARE: '1mb', BODY_LIMIT: '100mb' },
     );
     return srv;
   }
 
-  /** A declared `length`-byte upload that sends its head and 64 KB, then stalls. */
-  function stalledUpload(url: string, length: number) {
+  const PART_HEAD =
+    `--${BOUNDARY}\r\n` + 'Content-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n';
+
+  /**
+   * A declared `length`-byte upload that sends its head and `sent` bytes, then stalls; `held` is
+   * what it has sent of its body.
+   */
+  function stalledUpload(url: string, length: number, sent: number) {
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
     let received = '';
     socket.setEncoding('utf8');
@@ -225,11 +234,10 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
     socket.on('error', () => undefined);
     socket.write(
       `POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\n` +
-        `Content-Length: ${String(length)}\r\n\r\n--${BOUNDARY}\r\n` +
-        'Content-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n',
+        `Content-Length: ${String(length)}\r\n\r\n${PART_HEAD}`,
     );
-    socket.write(Buffer.alloc(64 * 1024, 7));
-    return { socket, received: () => received };
+    socket.write(Buffer.alloc(sent, 7));
+    return { socket, received: () => received, held: PART_HEAD.length + sent };
   }
 
   async function metric(url: string, name: string): Promise<number> {
@@ -238,11 +246,11 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
     return Number(line?.split(' ').pop());
   }
 
-  it('refuses a declared body past the budget with 503 and Retry-After, before reading it, and takes it once room is back', async () => {
+  it('refuses a declared body past the room left with 503 and Retry-After, before reading it, and takes it once room is back', async () => {
     const { url, kit } = await service();
-    const stalled = stalledUpload(url, 800 * 1024);
-    await waitFor(() => kit.bodyMemory.inUse === 800 * 1024);
-    expect(await metric(url, 'clinicalsuite_request_body_memory_bytes')).toBe(800 * 1024);
+    const stalled = stalledUpload(url, 900 * 1024, 800 * 1024);
+    await waitFor(() => kit.bodyMemory.inUse === stalled.held);
+    expect(await metric(url, 'clinicalsuite_request_body_memory_bytes')).toBe(stalled.held);
 
     const refused = await fetch(`${url}/json`, {
       method: 'POST',
@@ -276,8 +284,8 @@ describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {
 
   it('counts a chunked body as it arrives: past the budget, 503 at once and the connection closed', async () => {
     const { url, kit } = await service();
-    const stalled = stalledUpload(url, 800 * 1024);
-    await waitFor(() => kit.bodyMemory.inUse === 800 * 1024);
+    const stalled = stalledUpload(url, 900 * 1024, 800 * 1024);
+    await waitFor(() => kit.bodyMemory.inUse === stalled.held);
     const big = upload(`${url}/upload`, 8 * MB, 'chunked');
     const res = await big.response;
     expect(res.status).toBe(503);

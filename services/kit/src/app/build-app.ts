@@ -12,7 +12,7 @@ import { createErrorRenderer, type ErrorShape } from '../http/render-error.js';
 import { admissionHandler, routeHandler, type AnyRoute } from '../http/route.js';
 import { createLogger, loggableUrl, type Logger } from '../logger.js';
 import { createMetrics, httpMetricsMiddleware, type KitMetrics } from '../metrics.js';
-import type { KitConfig } from '../config.js';
+import { ConfigError, type KitConfig } from '../config.js';
 import { Readiness } from '../readiness.js';
 
 /**
@@ -100,7 +100,7 @@ export function buildApp(options: AppOptions): KitApp {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const bodyMemory = new BodyMemory(config.BODY_MEMORY_LIMIT);
+  const bodyMemory = bodyMemoryOf(config);
   const metrics = createMetrics({
     service,
     version: options.version,
@@ -194,7 +194,7 @@ export function buildApp(options: AppOptions): KitApp {
   ];
   const runtime = { gate, readiness, sendError: errors.sendError };
   const countBody = bodyMemory.handler();
-  const bodyIdle = bodyIdleHandler(config.BODY_IDLE_TIMEOUT_MS);
+  const bodyIdle = bodyIdleHandler(config.BODY_IDLE_TIMEOUT_MS, config.BODY_MIN_RATE);
   for (const route of routes) {
     const parsers = route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers);
     const chain = [
@@ -227,6 +227,18 @@ export function buildApp(options: AppOptions): KitApp {
   app.use(errors.middleware);
 
   return { app, logger, metrics, gate, bodyMemory, readiness, gpu, openapi, config, live };
+}
+
+/** The budget of request bodies in memory, and one request's share of it (see http/body-memory.ts). */
+function bodyMemoryOf(config: KitConfig): BodyMemory {
+  const share = config.BODY_MEMORY_SHARE;
+  if (share !== undefined && share > config.BODY_MEMORY_LIMIT) {
+    throw new ConfigError([
+      `BODY_MEMORY_SHARE: must be <= BODY_MEMORY_LIMIT (${String(config.BODY_MEMORY_LIMIT)} bytes), ` +
+        `the budget it is a share of (got ${String(share)} bytes)`,
+    ]);
+  }
+  return new BodyMemory(config.BODY_MEMORY_LIMIT, share);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import {
   GatewayTimeoutError,
+  PayloadTooLargeError,
   RequestTimeoutError,
   ServiceUnavailableError,
   ValidationError,
@@ -162,15 +163,17 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
 
 /**
  * Whether an abort with this reason is answered to the client (the deadline's 504, the shutdown's
- * 503), rather than being a client that left.
+ * 503; while the body arrives, body-idle.ts's 408 and body-memory.ts's 503 and 413), rather than
+ * being a client that left.
  */
 export function answersAbort(
   reason: unknown,
-): reason is GatewayTimeoutError | ServiceUnavailableError | RequestTimeoutError {
+): reason is GatewayTimeoutError | ServiceUnavailableError | RequestTimeoutError | PayloadTooLargeError {
   return (
     reason instanceof GatewayTimeoutError ||
     reason instanceof ServiceUnavailableError ||
-    reason instanceof RequestTimeoutError
+    reason instanceof RequestTimeoutError ||
+    reason instanceof PayloadTooLargeError
   );
 }
 
