@@ -12,6 +12,7 @@ export const KIT_ENV_NAMES: readonly string[] = [
   'BODY_MEMORY_LIMIT',
   'BODY_MEMORY_SHARE',
   'BODY_MIN_RATE',
+  'CORS_ORIGINS',
   'CUDA_VISIBLE_DEVICES',
   'DATA_DIR',
   'EXIT_WITH_PARENT',

@@ -179,6 +179,29 @@ export function kitConfigSchema(defaults: KitDefaults) {
      * refused by the services whose auth the spec fixes (the llm, the agent).
      */
     AUTH_DISABLED: env.bool().default(false),
+    /**
+     * Origins (comma-separated, exact `https://host[:port]`) whose browser pages may call this
+     * service; none by default (http/cors.ts).
+     */
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((o) => o.trim())
+          .filter((o) => o !== ''),
+      )
+      .pipe(
+        z.array(
+          z
+            .url({ protocol: /^https?$/, error: 'must be origins such as https://app.example.org' })
+            .refine(
+              (o) => !URL.canParse(o) || new URL(o).origin === o,
+              'must be an origin: scheme://host[:port], no path',
+            ),
+        ),
+      ),
     NVIDIA_SMI_PATH: z.string().default('nvidia-smi'),
     CUDA_VISIBLE_DEVICES: z.string().optional(),
     MODELS_DIR: z.string().optional(),

@@ -6,6 +6,7 @@ import { ConcurrencyGate } from '../gate.js';
 import { bodyIdleHandler } from '../http/body-idle.js';
 import { BodyMemory } from '../http/body-memory.js';
 import { GpuStatusReader, GpuSummarySchema, registerGpuMetrics, summarizeGpu } from '../gpu/index.js';
+import { corsMiddleware } from '../http/cors.js';
 import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
 import { buildOpenApiDocument, docsRouter } from '../http/openapi.js';
 import { createErrorRenderer, type ErrorShape } from '../http/render-error.js';
@@ -133,6 +134,7 @@ export function buildApp(options: AppOptions): KitApp {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.use(contextMiddleware({ logger, timeoutMs: config.REQUEST_TIMEOUT_MS, live }));
+  if (config.CORS_ORIGINS.length > 0) app.use(corsMiddleware(config.CORS_ORIGINS));
   app.use(httpMetricsMiddleware(metrics));
   app.use(
     pinoHttp({
