@@ -370,16 +370,15 @@ export class Reconciler {
 
   private serviceMonitorCrd: { present: boolean; checkedAt: number } | undefined;
 
-  /** Whether the ServiceMonitor CRD exists, checked at most once a minute. */
+  /**
+   * Whether the API server serves ServiceMonitors (the Prometheus operator's CRD is installed),
+   * asked of API discovery at most once a minute: no cluster-wide read of CRDs is needed.
+   */
   private async hasServiceMonitorCrd(): Promise<boolean> {
     const at = this.now().getTime();
     if (this.serviceMonitorCrd === undefined || at - this.serviceMonitorCrd.checkedAt > 60_000) {
-      const crd = await this.client.read({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-      });
-      this.serviceMonitorCrd = { present: crd !== undefined, checkedAt: at };
+      const present = await this.client.serves('monitoring.coreos.com/v1', 'servicemonitors');
+      this.serviceMonitorCrd = { present, checkedAt: at };
     }
     return this.serviceMonitorCrd.present;
   }

@@ -110,6 +110,22 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Whether the API server serves `plural` in `apiVersion` (e.g. monitoring.coreos.com/v1
+   * servicemonitors): API discovery, which every authenticated client may read (the
+   * system:discovery role), so no cluster-wide grant on CustomResourceDefinitions is needed.
+   */
+  async serves(apiVersion: string, plural: string): Promise<boolean> {
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    try {
+      const list = (await this.send('GET', base)) as { resources?: { name?: string }[] } | undefined;
+      return list?.resources?.some((r) => r.name === plural) ?? false;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
   /** Objects of a kind in a namespace matching a label selector. */
   async list<T>(apiVersion: string, kind: string, namespace: string, labelSelector: string): Promise<T[]> {
     const path = resourcePath({ apiVersion, kind, metadata: { name: '', namespace } }).replace(/\/$/, '');

@@ -3,7 +3,8 @@
  * label selector, server-side apply as "store what was sent" (keeping the object's status; its
  * metadata.resourceVersion moves only when the object changed, as the real server's does), and
  * hooks to refuse a write (an apply or a delete) as the real server would (422 on an immutable field, 403 over quota) or
- * to leave an API group unserved (404 on list, as without a CRD). Records every write.
+ * to leave an API group unserved (404 on list, as without a CRD; discovery serves a resource once
+ * its CustomResourceDefinition is stored). Records every write.
  */
 import { KubeApiError, type KubeClient, type ObjectRef } from '../../../operator/src/k8s/client.js';
 import { stableJson } from '../../../operator/src/resources/index.js';
@@ -75,6 +76,19 @@ export class FakeKube {
       read: (ref: ObjectRef): Promise<unknown> => {
         if (this.unserved.has(ref.kind)) return Promise.resolve(undefined);
         return Promise.resolve(structuredClone(this.objects.get(FakeKube.key(ref))));
+      },
+      // API discovery: a group/version serves a resource once its CRD is stored.
+      serves: (apiVersion: string, plural: string): Promise<boolean> => {
+        const group = apiVersion.split('/')[0] ?? '';
+        return Promise.resolve(
+          this.objects.has(
+            FakeKube.key({
+              apiVersion: 'apiextensions.k8s.io/v1',
+              kind: 'CustomResourceDefinition',
+              metadata: { name: `${plural}.${group}` },
+            }),
+          ),
+        );
       },
       list: (apiVersion: string, kind: string, namespace: string, selector: string): Promise<unknown[]> => {
         if (this.unserved.has(kind))
