@@ -27,17 +27,22 @@ import {
 import { KubeApiError, type KubeClient, type KubeObjectLike } from '../k8s/client.js';
 import type { EventRecorder, InvolvedObject } from '../k8s/events.js';
 import {
+  ENV_SECRET_DIGEST_KEY,
   ResourceProfileError,
   authSecretData,
   authSecretName,
   buildComponentObjects,
+  buildEnvSecret,
   componentsInRolloutOrder,
   configHash,
   configWarnings,
   dataClaimNames,
+  envSecretName,
   objectName,
   ownedSuite,
   ownerReference,
+  planEnvSecret,
+  plainCredentialWarning,
   selectorLabels,
   serviceUrl,
   stableJson,
@@ -192,6 +197,12 @@ export class Reconciler {
       return { status };
     }
     const suiteFailures: SuiteFailure[] = [];
+    // Before anything is built: every builder reads the suite with its plain credentials moved to
+    // the env Secret, so none reaches a ConfigMap or a pod spec. An API error here fails the whole
+    // reconcile (retried): building from the suite as written would put them there.
+    const env = await this.ensureEnvSecret(suite);
+    suite = env.suite;
+    if (env.failure !== undefined) suiteFailures.push(env.failure);
     try {
       await this.ensureAuthSecret(suite);
     } catch (error) {
@@ -381,6 +392,56 @@ export class Reconciler {
       this.serviceMonitorCrd = { present, checkedAt: at };
     }
     return this.serviceMonitorCrd.present;
+  }
+
+  /**
+   * The env Secret (resources/env-secret.ts): the suite's plain credentials moved into
+   * `<suite>-env-secrets`, written when its data changed (each change recorded as PlainCredential
+   * warnings), deleted when nothing is left to move. Returns the suite the builders read (its
+   * credentials as references to that Secret). A Secret of that name that this operator did not
+   * make is left as it is, and said so (the pods that would read it are refused by the reference
+   * check).
+   */
+  private async ensureEnvSecret(suite: OwnedSuite): Promise<{ suite: OwnedSuite; failure?: SuiteFailure }> {
+    const ref = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: envSecretName(suite), namespace: suite.metadata.namespace },
+    };
+    const ours = (meta: { labels?: Record<string, string> } | undefined) =>
+      meta?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY && meta.labels[LABEL_INSTANCE] === suite.metadata.name;
+    if (planEnvSecret(suite, '').moved.length === 0) {
+      const current = await this.client.readMetadata(ref);
+      if (current !== undefined && ours(current.metadata)) await this.client.delete(ref);
+      return { suite };
+    }
+    const current = await this.client.read<{
+      metadata?: { labels?: Record<string, string> };
+      data?: Record<string, string>;
+    }>(ref);
+    const stored = current?.data?.[ENV_SECRET_DIGEST_KEY];
+    const digestKey =
+      stored === undefined ? randomBytes(32).toString('base64url') : Buffer.from(stored, 'base64').toString();
+    const plan = planEnvSecret(suite, digestKey);
+    if (current !== undefined && !ours(current.metadata)) {
+      return {
+        suite: plan.suite,
+        failure: {
+          reason: 'EnvSecretConflict',
+          message:
+            `Secret ${ref.metadata.name} exists and was not made by this operator for this suite: the plain ` +
+            'credentials of the spec cannot be kept there (delete or rename it)',
+        },
+      };
+    }
+    if (plan.data !== null && stableJson(current?.data ?? null) !== stableJson(plan.data)) {
+      await this.client.apply(buildEnvSecret(suite, plan.data) as unknown as KubeObjectLike);
+      for (const moved of plan.moved) {
+        const warning = plainCredentialWarning(suite, moved);
+        await this.event(suite, 'Warning', warning.reason, warning.message);
+      }
+    }
+    return { suite: plan.suite };
   }
 
   /**

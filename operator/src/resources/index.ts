@@ -4,6 +4,7 @@ export * from './config-map.js';
 export * from './data.js';
 export * from './deployment.js';
 export * from './env.js';
+export * from './env-secret.js';
 export * from './hash.js';
 export * from './labels.js';
 export * from './metadata.js';

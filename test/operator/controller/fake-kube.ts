@@ -37,6 +37,10 @@ export class FakeKube {
   readonly writes: Write[] = [];
   /** The Events created, whole (writes names only their reasons). */
   readonly events: StoredObject[] = [];
+  /** The objects read whole (`<kind> <name>`), in order. */
+  readonly reads: string[] = [];
+  /** The objects whose metadata alone was read (`<kind> <name>`), in order. */
+  readonly metadataReads: string[] = [];
   /** Kinds whose API group is not served: list and apply answer 404. */
   readonly unserved = new Set<string>();
   /** Returns the error the server answers an apply of `obj` with, or undefined to accept it. */
@@ -74,8 +78,14 @@ export class FakeKube {
   get client(): KubeClient {
     const client = {
       read: (ref: ObjectRef): Promise<unknown> => {
+        this.reads.push(`${ref.kind} ${ref.metadata.name}`);
         if (this.unserved.has(ref.kind)) return Promise.resolve(undefined);
         return Promise.resolve(structuredClone(this.objects.get(FakeKube.key(ref))));
+      },
+      readMetadata: (ref: ObjectRef): Promise<unknown> => {
+        const obj = this.objects.get(FakeKube.key(ref));
+        this.metadataReads.push(`${ref.kind} ${ref.metadata.name}`);
+        return Promise.resolve(obj === undefined ? undefined : { metadata: structuredClone(obj.metadata) });
       },
       // API discovery: a group/version serves a resource once its CRD is stored.
       serves: (apiVersion: string, plural: string): Promise<boolean> => {

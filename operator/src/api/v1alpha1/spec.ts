@@ -116,7 +116,10 @@ function envVarSchema(reserved: readonly string[], what: string) {
         .string()
         .optional()
         .describe(
-          'Variable value, empty when neither it nor valueFrom is set (plain text: put secrets in valueFrom).',
+          'Variable value, empty when neither it nor valueFrom is set. Plain text: put secrets in valueFrom. ' +
+            'On Kubernetes a value that holds a credential (DATABASE_URL, a name ending in _PASSWORD, ' +
+            '_TOKEN, _SECRET, _API_KEY …, a URL with a password) is moved into the Secret ' +
+            '<suite>-env-secrets, never into a ConfigMap, with a PlainCredential warning.',
         ),
       valueFrom: EnvVarSourceSchema.optional(),
     })
