@@ -16,6 +16,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { WATCHED_KINDS } from '../../operator/src/k8s/watch.js';
+import { parseOperatorConfig } from '../../operator/src/resources/operator-config.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const CHART = join(REPO, 'helm', 'clinical-suite');
@@ -266,6 +267,21 @@ function render(...set: string[]): Rendered[] {
     );
   });
 
+  it("passes what suites may reference to the operator's config, which parses it", () => {
+    const config = (...set: string[]) => {
+      const map = render(...set).find((d) => d.metadata.name === 'cs-clinical-suite-config')!;
+      return parseOperatorConfig(parse(map.data!['operator-config.yaml']!)).suiteReferences;
+    };
+    expect(config()).toEqual({
+      secrets: { label: 'clinicalsuite.ai/usable-by-suites', names: [] },
+      claims: { label: 'clinicalsuite.ai/usable-by-suites', names: [] },
+    });
+    expect(config('allowedSecretRefs.names={shared-db}', 'allowedClaimRefs.label=')).toEqual({
+      secrets: { label: 'clinicalsuite.ai/usable-by-suites', names: ['shared-db'] },
+      claims: { label: '', names: [] },
+    });
+  });
+
   it('renders the env warnings policy (Warn, never Deny) from Kubernetes 1.30, unless switched off', () => {
     const policy = render().filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
     expect(policy.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
@@ -311,9 +327,21 @@ function render(...set: string[]): Rendered[] {
     expect(monitoring.code).not.toBe(0);
     expect(monitoring.err).toContain('/prometheusRule/namespace');
     expect(monitoring.err).toContain('/dashboards/folderAnnotation');
-    const scope = helm(['template', 'cs', CHART, '--set', 'watchNamespaces={Clinic}']);
+    const scope = helm([
+      'template',
+      'cs',
+      CHART,
+      '--set',
+      'watchNamespaces={Clinic}',
+      '--set',
+      'allowedSecretRefs.names={not_a_name}',
+      '--set',
+      'allowedClaimRefs.label=bad label',
+    ]);
     expect(scope.code).not.toBe(0);
     expect(scope.err).toContain('/watchNamespaces/0');
+    expect(scope.err).toContain('/allowedSecretRefs/names/0');
+    expect(scope.err).toContain('/allowedClaimRefs/label');
   });
 
   describe('installed on the test control plane', () => {

@@ -38,11 +38,15 @@ import {
   configWarnings,
   dataClaimNames,
   envSecretName,
+  judgeReference,
   objectName,
   ownedSuite,
   ownerReference,
+  ownReferences,
   planEnvSecret,
   plainCredentialWarning,
+  podReferences,
+  referenceRule,
   selectorLabels,
   serviceUrl,
   stableJson,
@@ -216,6 +220,21 @@ export class Reconciler {
     const full = fullSince !== undefined;
 
     const observed: ObservedService[] = [];
+    // Labels of the Secrets and claims the pods name, read once per reconcile (many share the auth Secret).
+    const labelsRead = new Map<string, Promise<{ labels?: Record<string, string> } | undefined>>();
+    const readLabels = (kind: string, objectName: string) => {
+      const k = `${kind}/${objectName}`;
+      let read = labelsRead.get(k);
+      if (read === undefined) {
+        read = this.client
+          .readMetadata({ apiVersion: 'v1', kind, metadata: { name: objectName, namespace } })
+          .then((o) =>
+            o === undefined ? undefined : { ...(o.metadata?.labels ? { labels: o.metadata.labels } : {}) },
+          );
+        labelsRead.set(k, read);
+      }
+      return read;
+    };
     const desired = new Set<string>();
     const kept = new Set<string>();
     const ready = new Set<ComponentKey>();
@@ -239,6 +258,23 @@ export class Reconciler {
         // A spec the operator cannot build (a typo in a profile): what runs stays as it is.
         kept.add(dir);
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
+        continue;
+      }
+      const refusal = await this.checkReferences(suite, key, objects, readLabels);
+      if (refusal !== undefined) {
+        // Nothing of it is applied and no pod of it may read what it names: its Deployment goes.
+        kept.add(dir);
+        this.applyFailed.add(`${namespace}/${name}/${key}`);
+        failures.push(`${key}: ${refusal.message}`);
+        const before = raw.status?.services?.[key]?.conditions?.find((c) => c.type === 'Degraded');
+        if (before?.reason !== refusal.reason || before.message !== refusal.message)
+          await this.event(suite, 'Warning', refusal.reason, `${key}: ${refusal.message}`);
+        observed.push({
+          ...(await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key))),
+          ...waiting,
+          applyError: refusal.message,
+          applyReason: refusal.reason,
+        });
         continue;
       }
       // A component whose last apply was refused is applied again whatever its hash until one
@@ -392,6 +428,58 @@ export class Reconciler {
       this.serviceMonitorCrd = { present, checkedAt: at };
     }
     return this.serviceMonitorCrd.present;
+  }
+
+  /**
+   * Whether the suite may make `key`'s pods read every Secret and claim its objects name
+   * (resources/references.ts): undefined when it may, else why not. A refused component is not
+   * applied and its Deployment, if one exists, is deleted (a label taken off a Secret since, say).
+   * An API error reading a reference is a failure of its own (ReferenceCheckFailed): nothing of the
+   * component is applied or deleted, and the reconcile is retried.
+   */
+  private async checkReferences(
+    suite: OwnedSuite,
+    key: ComponentKey,
+    objects: readonly KubeObject[],
+    readLabels: (kind: string, name: string) => Promise<{ labels?: Record<string, string> } | undefined>,
+  ): Promise<{ reason: string; message: string } | undefined> {
+    const own = ownReferences(suite, key);
+    const refused: string[] = [];
+    for (const ref of podReferences(objects)) {
+      let live: { labels?: Record<string, string> } | undefined;
+      try {
+        live = await readLabels(ref.kind, ref.name);
+      } catch (error) {
+        return {
+          reason: 'ReferenceCheckFailed',
+          message: `${ref.kind} ${ref.name} could not be read to check it may be used: ${describeError(error)}`,
+        };
+      }
+      const verdict = judgeReference(
+        ref,
+        live,
+        referenceRule(this.config, ref.kind),
+        own.has(`${ref.kind}/${ref.name}`),
+      );
+      if (!verdict.allowed) refused.push(verdict.message);
+    }
+    if (refused.length === 0) return undefined;
+    let message = refused.join('; ');
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: objectName(suite, key), namespace: suite.metadata.namespace },
+    };
+    try {
+      const current = await this.client.read<{ metadata?: OwnedMeta }>(deployment);
+      if (current !== undefined && otherSuite(suite, current.metadata) === undefined) {
+        await this.client.delete(deployment);
+        message += `; its Deployment ${deployment.metadata.name} was deleted`;
+      }
+    } catch (error) {
+      message += `; its Deployment ${deployment.metadata.name} could not be deleted: ${describeError(error)}`;
+    }
+    return { reason: 'ReferenceNotAllowed', message };
   }
 
   /**

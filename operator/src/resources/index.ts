@@ -17,6 +17,7 @@ export * from './pdb.js';
 export * from './profiles.js';
 export * from './pvc.js';
 export * from './quantity.js';
+export * from './references.js';
 export * from './service.js';
 export * from './service-monitor.js';
 export * from './stable.js';
