@@ -460,6 +460,7 @@ export class Reconciler {
         live,
         referenceRule(this.config, ref.kind),
         own.has(`${ref.kind}/${ref.name}`),
+        suite.metadata.name,
       );
       if (!verdict.allowed) refused.push(verdict.message);
     }

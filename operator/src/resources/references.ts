@@ -8,7 +8,8 @@
  * - what the operator makes for this suite: its auth Secret, its env Secret (env-secret.ts), its
  *   model and data claims (made by this operator when they exist; another suite's are refused by
  *   the reconciler's name-conflict check; one nobody made here is refused, so a suite cannot take
- *   over a claim by choosing a name that collides with it);
+ *   over a claim by choosing a name that collides with it), and any object labelled as made by
+ *   this operator for this suite (managed-by and instance), so a Secret it makes later is known;
  * - an object whose owner opted it in: the label of the operator config's rule (default
  *   `clinicalsuite.ai/usable-by-suites: "true"`), which only someone who may write that object sets;
  * - an object named in the rule's `names` (the chart's allowedSecretRefs / allowedClaimRefs);
@@ -18,7 +19,7 @@
  * Everything is read from the built pod templates, so a reference added to a builder later is
  * checked too. Pure: the live objects' labels are read by the reconciler and passed in.
  */
-import { LABEL_MANAGED_BY, MANAGED_BY, type ComponentKey } from '../api/v1alpha1/index.js';
+import { LABEL_INSTANCE, LABEL_MANAGED_BY, MANAGED_BY, type ComponentKey } from '../api/v1alpha1/index.js';
 import { authSecretName } from './auth.js';
 import { podData } from './data.js';
 import { envSecretName } from './env-secret.js';
@@ -136,22 +137,28 @@ export function describeRule(kind: ReferenceKind, rule: ReferenceRule): string {
 }
 
 /**
- * Whether the suite may make its pods read `ref`: listed by name, labelled by its owner, or one the
- * operator makes for the suite (`own`: absent, it is about to be made; present, this operator made
- * it). `live` is the object as it is now (its labels), undefined when it does not exist.
+ * Whether the suite may make its pods read `ref`: listed by name, labelled by its owner, made by this
+ * operator for this suite (the labels it gives what it makes: managed-by and the suite's instance,
+ * which only someone who may write that object can set), or one the operator makes for the suite
+ * by name (`own`: absent, it is about to be made; present, this operator made it, and the
+ * reconciler's name-conflict check stops another suite's). `live` is the object as it is now (its
+ * labels), undefined when it does not exist; `suite` the suite's name.
  */
 export function judgeReference(
   ref: PodReference,
   live: LiveReference | undefined,
   rule: ReferenceRule,
   own: boolean,
+  suite?: string,
 ): ReferenceVerdict {
   if (rule.names.includes('*') || rule.names.includes(ref.name)) return { allowed: true };
-  if (live !== undefined && rule.label !== '' && live.labels?.[rule.label] === 'true')
-    return { allowed: true };
+  const labels = live?.labels;
+  if (live !== undefined && rule.label !== '' && labels?.[rule.label] === 'true') return { allowed: true };
+  const madeByOperator = labels?.[LABEL_MANAGED_BY] === MANAGED_BY;
+  if (madeByOperator && suite !== undefined && labels[LABEL_INSTANCE] === suite) return { allowed: true };
   const what = `${ref.kind} ${ref.name} (${ref.uses.join(', ')})`;
   if (own) {
-    if (live === undefined || live.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) return { allowed: true };
+    if (live === undefined || madeByOperator) return { allowed: true };
     return {
       allowed: false,
       message:

@@ -96,8 +96,15 @@ describe('judgeReference', () => {
     });
   });
 
-  it("refuses another suite's generated Secret: made by the operator is not made for this suite", () => {
-    expect(judgeReference(secret('other-auth'), { labels: MANAGED }, rule, false).allowed).toBe(false);
+  it("refuses another suite's generated Secret, allows one made for this suite: made by the operator is not enough", () => {
+    const other = { labels: { ...MANAGED, 'app.kubernetes.io/instance': 'other' } };
+    expect(judgeReference(secret('other-auth'), other, rule, false, 'demo').allowed).toBe(false);
+    expect(judgeReference(secret('other-auth'), { labels: MANAGED }, rule, false, 'demo').allowed).toBe(
+      false,
+    );
+    // One it made for this suite, whatever its name (a Secret a later builder makes).
+    const mine = { labels: { ...MANAGED, 'app.kubernetes.io/instance': 'demo' } };
+    expect(judgeReference(secret('demo-llm-tokens'), mine, rule, false, 'demo')).toEqual({ allowed: true });
   });
 
   it('allows what the operator makes for the suite, unless an object of that name exists that it did not make', () => {
