@@ -15,7 +15,7 @@ import { DEFAULT_RESYNC_MS, Reconciler } from './controller/reconcile.js';
 import { KubeClient } from './k8s/client.js';
 import { EventRecorder } from './k8s/events.js';
 import { LeaderElector } from './k8s/lease.js';
-import { watchSuites, type Watcher } from './k8s/watch.js';
+import { parseWatchNamespaces, watchSuites, type Watcher } from './k8s/watch.js';
 import { DEFAULT_OPERATOR_CONFIG, parseOperatorConfig } from './resources/index.js';
 
 const configSchema = kitConfigSchema({ port: 8080, maxConcurrency: 4 }).extend({
@@ -26,6 +26,21 @@ const configSchema = kitConfigSchema({ port: 8080, maxConcurrency: 4 }).extend({
   POD_NAMESPACE: z.string().default('default'),
   POD_NAME: z.string().optional(),
   WORKERS: env.int({ min: 1, max: 64 }).default(2),
+  /**
+   * Namespaces whose ClinicalSuites are reconciled, comma-separated, or `*` for every namespace
+   * (the default of a process run by hand; the Helm chart sets the namespaces it grants a Role in).
+   */
+  WATCH_NAMESPACES: z
+    .string()
+    .default('*')
+    .transform((value, ctx) => {
+      try {
+        return parseWatchNamespaces(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** How long a leader's lease lasts without renewal (client-go's default: 15 s). */
   LEASE_DURATION_SECONDS: env.int({ min: 2, max: 300 }).default(15),
   /**
@@ -105,12 +120,16 @@ runMain(async () => {
       process.exit(1);
     });
   }
-  logger.info({ identity }, 'leading: reconciling ClinicalSuites');
+  const scope = config.WATCH_NAMESPACES;
+  logger.info(
+    { identity, namespaces: scope.all ? '*' : scope.namespaces.join(',') },
+    'leading: reconciling ClinicalSuites',
+  );
   controller.start();
   running.watcher = watchSuites(
     kc,
     (key) => controller.queue.add(key),
     (what, error) => logger.warn({ err: error, what }, 'watch failed; restarting it'),
-    { resyncMs: config.RESYNC_PERIOD_SECONDS * 1000 },
+    { resyncMs: config.RESYNC_PERIOD_SECONDS * 1000, scope },
   );
 });

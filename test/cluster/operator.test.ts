@@ -448,6 +448,10 @@ function readyMessage(ns: string, name: string): string {
     'schedules GPU services onto GPU nodes, and says so when no node has enough GPUs',
     async () => {
       const ns = namespace('gpu');
+      // The sample's medllm fetches its gated model with a token from Secret hf-token: a suite may
+      // make its pods read a Secret only once its owner labels it usable by suites.
+      kubectlOk(['create', 'secret', 'generic', 'hf-token', '-n', ns, '--from-literal=token=hf_test']);
+      kubectlOk(['label', 'secret', 'hf-token', '-n', ns, 'clinicalsuite.ai/usable-by-suites=true']);
       applySuite(ns, GPU.yaml());
       expect(
         kubectl(['wait', '-n', ns, '--for=condition=Ready', `clinicalsuite/${GPU.name}`, waitTimeout(90)])

@@ -16,6 +16,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { WATCHED_KINDS } from '../../operator/src/k8s/watch.js';
+import { parseOperatorConfig } from '../../operator/src/resources/operator-config.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const CHART = join(REPO, 'helm', 'clinical-suite');
@@ -188,10 +189,97 @@ function render(...set: string[]): Rendered[] {
         expect.arrayContaining(['list', 'watch']),
       ]);
     }
+    // Secrets by name only: listing or watching them would read every Secret of the namespace.
+    expect(rules.filter((r) => r.resources.includes('secrets')).map((r) => r.verbs)).toEqual([
+      ['get', 'create', 'patch', 'delete'],
+    ]);
+    // Nothing cluster-scoped: the ServiceMonitor CRD is found through API discovery.
+    expect(rules.flatMap((r) => r.resources)).not.toContain('customresourcedefinitions');
     // Leftover ServiceMonitors (monitoring switched off, a service disabled) are deleted.
     expect(rules.find((r) => r.resources.includes('servicemonitors'))?.verbs).toEqual(
       expect.arrayContaining(['get', 'list', 'create', 'patch', 'delete']),
     );
+  });
+
+  it('is namespace-scoped by default: a Role in the release namespace, no ClusterRole, WATCH_NAMESPACES set', () => {
+    const rbac = (docs: Rendered[]) =>
+      docs
+        .filter((d) => /Role/.test(d.kind))
+        .map((d) => `${d.kind} ${d.metadata.namespace ?? '(cluster)'}/${d.metadata.name}`)
+        .sort();
+    const watched = (docs: Rendered[]) =>
+      (
+        docs.find((d) => d.kind === 'Deployment') as unknown as {
+          spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.env.find((e) => e.name === 'WATCH_NAMESPACES')?.value;
+    const byDefault = render();
+    expect(rbac(byDefault)).toEqual([
+      'Role ops/cs-clinical-suite',
+      'Role ops/cs-clinical-suite-leader-election',
+      'RoleBinding ops/cs-clinical-suite',
+      'RoleBinding ops/cs-clinical-suite-leader-election',
+    ]);
+    expect(watched(byDefault)).toBe('ops');
+    const binding = byDefault.find(
+      (d) => d.kind === 'RoleBinding' && d.metadata.name === 'cs-clinical-suite',
+    ) as unknown as {
+      roleRef: unknown;
+      subjects: unknown;
+    };
+    expect(binding.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'cs-clinical-suite',
+    });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'cs-clinical-suite', namespace: 'ops' },
+    ]);
+
+    const two = render('watchNamespaces={clinic-a,clinic-b}');
+    expect(rbac(two)).toEqual([
+      'Role clinic-a/cs-clinical-suite',
+      'Role clinic-b/cs-clinical-suite',
+      'Role ops/cs-clinical-suite-leader-election',
+      'RoleBinding clinic-a/cs-clinical-suite',
+      'RoleBinding clinic-b/cs-clinical-suite',
+      'RoleBinding ops/cs-clinical-suite-leader-election',
+    ]);
+    expect(watched(two)).toBe('clinic-a,clinic-b');
+    // The same rules wherever they are granted.
+    const rulesOf = (docs: Rendered[], kind: string) =>
+      docs.find((d) => d.kind === kind && d.metadata.name === 'cs-clinical-suite')?.rules;
+    expect(rulesOf(two, 'Role')).toEqual(rulesOf(byDefault, 'Role'));
+
+    const everywhere = render('watchNamespaces={*}');
+    expect(rbac(everywhere)).toEqual([
+      'ClusterRole (cluster)/cs-clinical-suite',
+      'ClusterRoleBinding (cluster)/cs-clinical-suite',
+      'Role ops/cs-clinical-suite-leader-election',
+      'RoleBinding ops/cs-clinical-suite-leader-election',
+    ]);
+    expect(watched(everywhere)).toBe('*');
+    expect(rulesOf(everywhere, 'ClusterRole')).toEqual(rulesOf(byDefault, 'Role'));
+    const mixed = helm(['template', 'cs', CHART, '--set', 'watchNamespaces={*,clinic-a}']);
+    expect(mixed.code).not.toBe(0);
+    expect(mixed.err).toContain(
+      'watchNamespaces: "*" (every namespace) cannot be combined with namespace names',
+    );
+  });
+
+  it("passes what suites may reference to the operator's config, which parses it", () => {
+    const config = (...set: string[]) => {
+      const map = render(...set).find((d) => d.metadata.name === 'cs-clinical-suite-config')!;
+      return parseOperatorConfig(parse(map.data!['operator-config.yaml']!)).suiteReferences;
+    };
+    expect(config()).toEqual({
+      secrets: { label: 'clinicalsuite.ai/usable-by-suites', names: [] },
+      claims: { label: 'clinicalsuite.ai/usable-by-suites', names: [] },
+    });
+    expect(config('allowedSecretRefs.names={shared-db}', 'allowedClaimRefs.label=')).toEqual({
+      secrets: { label: 'clinicalsuite.ai/usable-by-suites', names: ['shared-db'] },
+      claims: { label: '', names: [] },
+    });
   });
 
   it('renders the env warnings policy (Warn, never Deny) from Kubernetes 1.30, unless switched off', () => {
@@ -239,6 +327,21 @@ function render(...set: string[]): Rendered[] {
     expect(monitoring.code).not.toBe(0);
     expect(monitoring.err).toContain('/prometheusRule/namespace');
     expect(monitoring.err).toContain('/dashboards/folderAnnotation');
+    const scope = helm([
+      'template',
+      'cs',
+      CHART,
+      '--set',
+      'watchNamespaces={Clinic}',
+      '--set',
+      'allowedSecretRefs.names={not_a_name}',
+      '--set',
+      'allowedClaimRefs.label=bad label',
+    ]);
+    expect(scope.code).not.toBe(0);
+    expect(scope.err).toContain('/watchNamespaces/0');
+    expect(scope.err).toContain('/allowedSecretRefs/names/0');
+    expect(scope.err).toContain('/allowedClaimRefs/label');
   });
 
   describe('installed on the test control plane', () => {

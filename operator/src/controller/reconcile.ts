@@ -27,17 +27,26 @@ import {
 import { KubeApiError, type KubeClient, type KubeObjectLike } from '../k8s/client.js';
 import type { EventRecorder, InvolvedObject } from '../k8s/events.js';
 import {
+  ENV_SECRET_DIGEST_KEY,
   ResourceProfileError,
   authSecretData,
   authSecretName,
   buildComponentObjects,
+  buildEnvSecret,
   componentsInRolloutOrder,
   configHash,
   configWarnings,
   dataClaimNames,
+  envSecretName,
+  judgeReference,
   objectName,
   ownedSuite,
   ownerReference,
+  ownReferences,
+  planEnvSecret,
+  plainCredentialWarning,
+  podReferences,
+  referenceRule,
   selectorLabels,
   serviceUrl,
   stableJson,
@@ -192,6 +201,12 @@ export class Reconciler {
       return { status };
     }
     const suiteFailures: SuiteFailure[] = [];
+    // Before anything is built: every builder reads the suite with its plain credentials moved to
+    // the env Secret, so none reaches a ConfigMap or a pod spec. An API error here fails the whole
+    // reconcile (retried): building from the suite as written would put them there.
+    const env = await this.ensureEnvSecret(suite);
+    suite = env.suite;
+    if (env.failure !== undefined) suiteFailures.push(env.failure);
     try {
       await this.ensureAuthSecret(suite);
     } catch (error) {
@@ -205,6 +220,21 @@ export class Reconciler {
     const full = fullSince !== undefined;
 
     const observed: ObservedService[] = [];
+    // Labels of the Secrets and claims the pods name, read once per reconcile (many share the auth Secret).
+    const labelsRead = new Map<string, Promise<{ labels?: Record<string, string> } | undefined>>();
+    const readLabels = (kind: string, objectName: string) => {
+      const k = `${kind}/${objectName}`;
+      let read = labelsRead.get(k);
+      if (read === undefined) {
+        read = this.client
+          .readMetadata({ apiVersion: 'v1', kind, metadata: { name: objectName, namespace } })
+          .then((o) =>
+            o === undefined ? undefined : { ...(o.metadata?.labels ? { labels: o.metadata.labels } : {}) },
+          );
+        labelsRead.set(k, read);
+      }
+      return read;
+    };
     const desired = new Set<string>();
     const kept = new Set<string>();
     const ready = new Set<ComponentKey>();
@@ -228,6 +258,23 @@ export class Reconciler {
         // A spec the operator cannot build (a typo in a profile): what runs stays as it is.
         kept.add(dir);
         observed.push({ component: key, endpoint, pods: [], buildError: error.message });
+        continue;
+      }
+      const refusal = await this.checkReferences(suite, key, objects, readLabels);
+      if (refusal !== undefined) {
+        // Nothing of it is applied and no pod of it may read what it names: its Deployment goes.
+        kept.add(dir);
+        this.applyFailed.add(`${namespace}/${name}/${key}`);
+        failures.push(`${key}: ${refusal.message}`);
+        const before = raw.status?.services?.[key]?.conditions?.find((c) => c.type === 'Degraded');
+        if (before?.reason !== refusal.reason || before.message !== refusal.message)
+          await this.event(suite, 'Warning', refusal.reason, `${key}: ${refusal.message}`);
+        observed.push({
+          ...(await observeService(this.client, suite, key, endpoint, selectorLabels(suite, key))),
+          ...waiting,
+          applyError: refusal.message,
+          applyReason: refusal.reason,
+        });
         continue;
       }
       // A component whose last apply was refused is applied again whatever its hash until one
@@ -370,18 +417,120 @@ export class Reconciler {
 
   private serviceMonitorCrd: { present: boolean; checkedAt: number } | undefined;
 
-  /** Whether the ServiceMonitor CRD exists, checked at most once a minute. */
+  /**
+   * Whether the API server serves ServiceMonitors (the Prometheus operator's CRD is installed),
+   * asked of API discovery at most once a minute: no cluster-wide read of CRDs is needed.
+   */
   private async hasServiceMonitorCrd(): Promise<boolean> {
     const at = this.now().getTime();
     if (this.serviceMonitorCrd === undefined || at - this.serviceMonitorCrd.checkedAt > 60_000) {
-      const crd = await this.client.read({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-      });
-      this.serviceMonitorCrd = { present: crd !== undefined, checkedAt: at };
+      const present = await this.client.serves('monitoring.coreos.com/v1', 'servicemonitors');
+      this.serviceMonitorCrd = { present, checkedAt: at };
     }
     return this.serviceMonitorCrd.present;
+  }
+
+  /**
+   * Whether the suite may make `key`'s pods read every Secret and claim its objects name
+   * (resources/references.ts): undefined when it may, else why not. A refused component is not
+   * applied and its Deployment, if one exists, is deleted (a label taken off a Secret since, say).
+   * An API error reading a reference is a failure of its own (ReferenceCheckFailed): nothing of the
+   * component is applied or deleted, and the reconcile is retried.
+   */
+  private async checkReferences(
+    suite: OwnedSuite,
+    key: ComponentKey,
+    objects: readonly KubeObject[],
+    readLabels: (kind: string, name: string) => Promise<{ labels?: Record<string, string> } | undefined>,
+  ): Promise<{ reason: string; message: string } | undefined> {
+    const own = ownReferences(suite, key);
+    const refused: string[] = [];
+    for (const ref of podReferences(objects)) {
+      let live: { labels?: Record<string, string> } | undefined;
+      try {
+        live = await readLabels(ref.kind, ref.name);
+      } catch (error) {
+        return {
+          reason: 'ReferenceCheckFailed',
+          message: `${ref.kind} ${ref.name} could not be read to check it may be used: ${describeError(error)}`,
+        };
+      }
+      const verdict = judgeReference(
+        ref,
+        live,
+        referenceRule(this.config, ref.kind),
+        own.has(`${ref.kind}/${ref.name}`),
+        suite.metadata.name,
+      );
+      if (!verdict.allowed) refused.push(verdict.message);
+    }
+    if (refused.length === 0) return undefined;
+    let message = refused.join('; ');
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: objectName(suite, key), namespace: suite.metadata.namespace },
+    };
+    try {
+      const current = await this.client.read<{ metadata?: OwnedMeta }>(deployment);
+      if (current !== undefined && otherSuite(suite, current.metadata) === undefined) {
+        await this.client.delete(deployment);
+        message += `; its Deployment ${deployment.metadata.name} was deleted`;
+      }
+    } catch (error) {
+      message += `; its Deployment ${deployment.metadata.name} could not be deleted: ${describeError(error)}`;
+    }
+    return { reason: 'ReferenceNotAllowed', message };
+  }
+
+  /**
+   * The env Secret (resources/env-secret.ts): the suite's plain credentials moved into
+   * `<suite>-env-secrets`, written when its data changed (each change recorded as PlainCredential
+   * warnings), deleted when nothing is left to move. Returns the suite the builders read (its
+   * credentials as references to that Secret). A Secret of that name that this operator did not
+   * make is left as it is, and said so (the pods that would read it are refused by the reference
+   * check).
+   */
+  private async ensureEnvSecret(suite: OwnedSuite): Promise<{ suite: OwnedSuite; failure?: SuiteFailure }> {
+    const ref = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: envSecretName(suite), namespace: suite.metadata.namespace },
+    };
+    const ours = (meta: { labels?: Record<string, string> } | undefined) =>
+      meta?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY && meta.labels[LABEL_INSTANCE] === suite.metadata.name;
+    if (planEnvSecret(suite, '').moved.length === 0) {
+      const current = await this.client.readMetadata(ref);
+      if (current !== undefined && ours(current.metadata)) await this.client.delete(ref);
+      return { suite };
+    }
+    const current = await this.client.read<{
+      metadata?: { labels?: Record<string, string> };
+      data?: Record<string, string>;
+    }>(ref);
+    const stored = current?.data?.[ENV_SECRET_DIGEST_KEY];
+    const digestKey =
+      stored === undefined ? randomBytes(32).toString('base64url') : Buffer.from(stored, 'base64').toString();
+    const plan = planEnvSecret(suite, digestKey);
+    if (current !== undefined && !ours(current.metadata)) {
+      return {
+        suite: plan.suite,
+        failure: {
+          reason: 'EnvSecretConflict',
+          message:
+            `Secret ${ref.metadata.name} exists and was not made by this operator for this suite: the plain ` +
+            'credentials of the spec cannot be kept there (delete or rename it)',
+        },
+      };
+    }
+    if (plan.data !== null && stableJson(current?.data ?? null) !== stableJson(plan.data)) {
+      await this.client.apply(buildEnvSecret(suite, plan.data) as unknown as KubeObjectLike);
+      for (const moved of plan.moved) {
+        const warning = plainCredentialWarning(suite, moved);
+        await this.event(suite, 'Warning', warning.reason, warning.message);
+      }
+    }
+    return { suite: plan.suite };
   }
 
   /**

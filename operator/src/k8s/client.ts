@@ -14,6 +14,9 @@ import { FIELD_MANAGER } from '../api/v1alpha1/index.js';
 import { resourcePath, type ObjectRef } from './paths.js';
 
 export type { ObjectRef } from './paths.js';
+/** What `readMetadata` asks for: the object's metadata as a meta.k8s.io/v1 PartialObjectMetadata. */
+const PARTIAL_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 export type WriteVerb = 'apply' | 'apply-status' | 'delete' | 'create' | 'replace';
 
 export class KubeApiError extends Error {
@@ -110,6 +113,39 @@ export class KubeClient {
     }
   }
 
+  /**
+   * The metadata of `ref` only (a PartialObjectMetadata: a Secret's data never reaches the
+   * operator this way), or undefined when it does not exist.
+   */
+  async readMetadata(
+    ref: ObjectRef,
+  ): Promise<{ metadata?: { labels?: Record<string, string> } } | undefined> {
+    try {
+      return (await this.send('GET', resourcePath(ref), undefined, PARTIAL_METADATA)) as {
+        metadata?: { labels?: Record<string, string> };
+      };
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Whether the API server serves `plural` in `apiVersion` (e.g. monitoring.coreos.com/v1
+   * servicemonitors): API discovery, which every authenticated client may read (the
+   * system:discovery role), so no cluster-wide grant on CustomResourceDefinitions is needed.
+   */
+  async serves(apiVersion: string, plural: string): Promise<boolean> {
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    try {
+      const list = (await this.send('GET', base)) as { resources?: { name?: string }[] } | undefined;
+      return list?.resources?.some((r) => r.name === plural) ?? false;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
   /** Objects of a kind in a namespace matching a label selector. */
   async list<T>(apiVersion: string, kind: string, namespace: string, labelSelector: string): Promise<T[]> {
     const path = resourcePath({ apiVersion, kind, metadata: { name: '', namespace } }).replace(/\/$/, '');
@@ -124,14 +160,19 @@ export class KubeClient {
     this.onWrite?.(verb, kind);
   }
 
-  private async send(method: string, path: string, body?: unknown): Promise<unknown> {
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    accept = 'application/json',
+  ): Promise<unknown> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
     const options: RequestOptions = {
       method,
       headers: {
-        accept: 'application/json',
+        accept,
         ...(body === undefined
           ? {}
           : { 'content-type': method === 'PATCH' ? 'application/apply-patch+yaml' : 'application/json' }),

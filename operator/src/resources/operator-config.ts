@@ -4,7 +4,7 @@
  * the few cluster facts the builders need. Parsed with zod like every other edge of the system.
  */
 import { z } from 'zod';
-import { QUANTITY, QUANTITY_HINT } from '../api/v1alpha1/patterns.js';
+import { DNS_SUBDOMAIN, QUANTITY, QUANTITY_HINT } from '../api/v1alpha1/patterns.js';
 
 const quantity = z.string().regex(QUANTITY, { error: QUANTITY_HINT });
 
@@ -72,6 +72,32 @@ function gpuProfile(cpu: string, memory: string, nodeSelector: Record<string, st
 
 const PROFILE_NAME = /^[a-z0-9-]+$/;
 
+/** A label key: an optional DNS subdomain prefix and `/`, then a name of at most 63 characters. */
+const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** The label a Secret's or claim's owner sets (value "true") to let the suites of its namespace use it. */
+export const DEFAULT_USABLE_BY_SUITES_LABEL = 'clinicalsuite.ai/usable-by-suites';
+
+/**
+ * Which objects of one kind (Secrets, or PersistentVolumeClaims) a ClinicalSuite may make its pods
+ * read, beyond those the operator makes for it (resources/references.ts applies it).
+ */
+export const ReferenceRuleSchema = z.strictObject({
+  /** Objects carrying this label with the value "true" are allowed; '' turns the label rule off. */
+  label: z
+    .union([z.literal(''), z.string().regex(LABEL_KEY, { error: 'must be a label key' })])
+    .default(DEFAULT_USABLE_BY_SUITES_LABEL),
+  /** Names allowed in every watched namespace whatever their labels; "*" allows every object. */
+  names: z
+    .array(
+      z.union([z.literal('*'), z.string().regex(DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })]),
+    )
+    .default([]),
+});
+
+export type ReferenceRule = z.infer<typeof ReferenceRuleSchema>;
+
 export const OperatorConfigSchema = z.strictObject({
   /**
    * Profiles by name, merged over {@link DEFAULT_RESOURCE_PROFILES} (a name given here replaces
@@ -92,6 +118,17 @@ export const OperatorConfigSchema = z.strictObject({
     .strictObject({
       namespace: z.string().min(1).default('monitoring'),
       podLabels: z.record(z.string(), z.string()).default({ 'app.kubernetes.io/name': 'prometheus' }),
+    })
+    .prefault({}),
+  /**
+   * The Secrets and claims a suite may reference (env `valueFrom.secretKeyRef`, `spec.auth.*`,
+   * `model.fetchEnv`, `model.existingClaim`, `storage.existingClaim`): the chart's
+   * `allowedSecretRefs` and `allowedClaimRefs` (helm/clinical-suite/README.md, the trust model).
+   */
+  suiteReferences: z
+    .strictObject({
+      secrets: ReferenceRuleSchema.prefault({}),
+      claims: ReferenceRuleSchema.prefault({}),
     })
     .prefault({}),
 });

@@ -135,6 +135,12 @@ export interface ConfigMapObject extends Typed<'v1', 'ConfigMap'> {
   data: Labels;
 }
 
+/** A Secret the operator writes itself (reconciler), never one of the builders' KubeObjects. */
+export interface SecretObject extends Typed<'v1', 'Secret'> {
+  type: 'Opaque';
+  data: Labels;
+}
+
 export interface DeploymentObject extends Typed<'apps/v1', 'Deployment'> {
   spec: {
     replicas: number;

@@ -3,7 +3,8 @@
  * label selector, server-side apply as "store what was sent" (keeping the object's status; its
  * metadata.resourceVersion moves only when the object changed, as the real server's does), and
  * hooks to refuse a write (an apply or a delete) as the real server would (422 on an immutable field, 403 over quota) or
- * to leave an API group unserved (404 on list, as without a CRD). Records every write.
+ * to leave an API group unserved (404 on list, as without a CRD; discovery serves a resource once
+ * its CustomResourceDefinition is stored). Records every write.
  */
 import { KubeApiError, type KubeClient, type ObjectRef } from '../../../operator/src/k8s/client.js';
 import { stableJson } from '../../../operator/src/resources/index.js';
@@ -36,6 +37,10 @@ export class FakeKube {
   readonly writes: Write[] = [];
   /** The Events created, whole (writes names only their reasons). */
   readonly events: StoredObject[] = [];
+  /** The objects read whole (`<kind> <name>`), in order. */
+  readonly reads: string[] = [];
+  /** The objects whose metadata alone was read (`<kind> <name>`), in order. */
+  readonly metadataReads: string[] = [];
   /** Kinds whose API group is not served: list and apply answer 404. */
   readonly unserved = new Set<string>();
   /** Returns the error the server answers an apply of `obj` with, or undefined to accept it. */
@@ -73,8 +78,27 @@ export class FakeKube {
   get client(): KubeClient {
     const client = {
       read: (ref: ObjectRef): Promise<unknown> => {
+        this.reads.push(`${ref.kind} ${ref.metadata.name}`);
         if (this.unserved.has(ref.kind)) return Promise.resolve(undefined);
         return Promise.resolve(structuredClone(this.objects.get(FakeKube.key(ref))));
+      },
+      readMetadata: (ref: ObjectRef): Promise<unknown> => {
+        const obj = this.objects.get(FakeKube.key(ref));
+        this.metadataReads.push(`${ref.kind} ${ref.metadata.name}`);
+        return Promise.resolve(obj === undefined ? undefined : { metadata: structuredClone(obj.metadata) });
+      },
+      // API discovery: a group/version serves a resource once its CRD is stored.
+      serves: (apiVersion: string, plural: string): Promise<boolean> => {
+        const group = apiVersion.split('/')[0] ?? '';
+        return Promise.resolve(
+          this.objects.has(
+            FakeKube.key({
+              apiVersion: 'apiextensions.k8s.io/v1',
+              kind: 'CustomResourceDefinition',
+              metadata: { name: `${plural}.${group}` },
+            }),
+          ),
+        );
       },
       list: (apiVersion: string, kind: string, namespace: string, selector: string): Promise<unknown[]> => {
         if (this.unserved.has(kind))

@@ -4,7 +4,7 @@
  * suite that re-creates it.
  */
 import { describe, expect, it } from '@jest/globals';
-import { ownerKey, WATCHED_KINDS } from '../../../operator/src/k8s/watch.js';
+import { ownerKey, parseWatchNamespaces, WATCHED_KINDS, watchPath } from '../../../operator/src/k8s/watch.js';
 
 describe('ownerKey', () => {
   it("maps an owned object to its controller owner's key", () => {
@@ -37,7 +37,7 @@ describe('ownerKey', () => {
     expect(ownerKey({ metadata: { name: 'x' } })).toBeUndefined();
   });
 
-  it('watches every kind the operator creates but ServiceMonitors (optional CRD; the resync covers them)', () => {
+  it('watches every kind the operator creates but ServiceMonitors (optional CRD) and Secrets (never listed)', () => {
     expect(WATCHED_KINDS.map((k) => k.resource).sort()).toEqual([
       'configmaps',
       'deployments',
@@ -45,8 +45,30 @@ describe('ownerKey', () => {
       'persistentvolumeclaims',
       'poddisruptionbudgets',
       'pods',
-      'secrets',
       'services',
     ]);
+  });
+});
+
+describe('the watch scope', () => {
+  it('parses WATCH_NAMESPACES: "*" for every namespace, else a list of namespace names', () => {
+    expect(parseWatchNamespaces('*')).toEqual({ all: true });
+    expect(parseWatchNamespaces(' clinical , research,clinical ')).toEqual({
+      all: false,
+      namespaces: ['clinical', 'research'],
+    });
+    expect(() => parseWatchNamespaces('*,clinical')).toThrow('"*" (every namespace) cannot be combined');
+    expect(() => parseWatchNamespaces('Clinical')).toThrow('"Clinical" is not a namespace name');
+    expect(() => parseWatchNamespaces(' , ')).toThrow('give "*" or at least one namespace');
+  });
+
+  it('lists and watches a kind in one namespace, or across the cluster', () => {
+    expect(watchPath('apps/v1', 'deployments', 'clinical')).toBe(
+      '/apis/apps/v1/namespaces/clinical/deployments',
+    );
+    expect(watchPath('v1', 'pods', 'clinical')).toBe('/api/v1/namespaces/clinical/pods');
+    expect(watchPath('clinicalsuite.ai/v1alpha1', 'clinicalsuites')).toBe(
+      '/apis/clinicalsuite.ai/v1alpha1/clinicalsuites',
+    );
   });
 });

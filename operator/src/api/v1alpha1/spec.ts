@@ -83,7 +83,9 @@ export const EnvVarSourceSchema = z
   .describe(
     "Where the value comes from, read by the kubelet when the pod starts (a Secret's or ConfigMap's " +
       "key in the suite's namespace): it is set on the container and never copied into a ConfigMap. " +
-      'A change of the Secret reaches running pods when they restart.',
+      'A change of the Secret reaches running pods when they restart. On Kubernetes a Secret must be ' +
+      'one its owner labelled clinicalsuite.ai/usable-by-suites=true (or one the operator allows by ' +
+      'name), else the service is not run (ReferenceNotAllowed).',
   );
 
 const envVarName = z
@@ -116,7 +118,10 @@ function envVarSchema(reserved: readonly string[], what: string) {
         .string()
         .optional()
         .describe(
-          'Variable value, empty when neither it nor valueFrom is set (plain text: put secrets in valueFrom).',
+          'Variable value, empty when neither it nor valueFrom is set. Plain text: put secrets in valueFrom. ' +
+            'On Kubernetes a value that holds a credential (DATABASE_URL, a name ending in _PASSWORD, ' +
+            '_TOKEN, _SECRET, _API_KEY …, a URL with a password) is moved into the Secret ' +
+            '<suite>-env-secrets, never into a ConfigMap, with a PlainCredential warning.',
         ),
       valueFrom: EnvVarSourceSchema.optional(),
     })
@@ -222,7 +227,11 @@ export const ModelSpecSchema = z
       .string()
       .regex(p.DNS_SUBDOMAIN, { error: 'must be a DNS subdomain name' })
       .optional()
-      .describe('Use this PersistentVolumeClaim (already holding the model) instead of creating one.'),
+      .describe(
+        'Use this PersistentVolumeClaim (already holding the model) instead of creating one. On ' +
+          'Kubernetes it must be labelled clinicalsuite.ai/usable-by-suites=true by its owner (or allowed ' +
+          'by name in the operator config), else the service is not run (ReferenceNotAllowed).',
+      ),
     projector: ProjectorSpecSchema.optional(),
     fetchEnv: z
       .array(FetchEnvVarSchema)
@@ -292,7 +301,8 @@ export const DataStorageSchema = z
       .optional()
       .describe(
         'Mount this PersistentVolumeClaim as the data directory instead of creating one; the operator ' +
-          'never changes or deletes it.',
+          'never changes or deletes it. It must be labelled clinicalsuite.ai/usable-by-suites=true by its ' +
+          'owner (or allowed by name in the operator config), else the service is not run.',
       ),
     retainOnDelete: z
       .boolean()
@@ -471,7 +481,10 @@ const secretKeyRef = (what: string, defaultKey = 'token') =>
       name: refName().describe('Secret name.'),
       key: refKey('Secret').default(defaultKey).describe('Key in the Secret.'),
     })
-    .describe(`Secret key holding ${what}.`);
+    .describe(
+      `Secret key holding ${what}; a Secret its owner labelled clinicalsuite.ai/usable-by-suites=true ` +
+        '(or allowed by name in the operator config).',
+    );
 
 export const SuiteSpecSchema = z
   .strictObject({
