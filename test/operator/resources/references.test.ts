@@ -38,8 +38,10 @@ describe('podReferences', () => {
       'PersistentVolumeClaim/full-llm-models',
       'PersistentVolumeClaim/full-medllm-models',
       'PersistentVolumeClaim/full-tts-models',
-      // Every token has an explicit ref there: no pod reads the generated full-auth.
+      // The llm's, agent's and task agent's tokens have explicit refs there; the other services'
+      // come from the generated full-auth.
       'Secret/clinicalsuite-tokens',
+      'Secret/full-auth',
       'Secret/task-agent-db',
       'Secret/task-proxy-users',
     ]);
