@@ -3,6 +3,7 @@ export { authFromConfig, type AuthConfig, type AuthFromConfigOptions } from './a
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { runMain } from './main-helpers.js';
 export {
+  childLimits,
   ConfigError,
   env,
   kitConfigSchema,
@@ -51,12 +52,16 @@ export {
   type UploadedFile,
 } from './http/multipart.js';
 export {
+  DEFAULT_CHILD_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
   lastLine,
+  limitedCommand,
+  PRLIMIT,
   ProcessError,
   ProcessRunner,
   runProcess,
   STDERR_TAIL_CHARS,
+  type ChildLimits,
   type ProcessFailureKind,
   type ProcessRunnerOptions,
   type RunOptions,

@@ -59,6 +59,8 @@ export async function probeVideo(
         throw new GatewayTimeoutError(`${name} could not be read in ${String(options.timeoutMs)} ms`);
       case 'exit':
       case 'output_too_large':
+      case 'memory_limit':
+      case 'cpu_limit':
         throw new BadRequestError(`${name} is not a readable video: ${lastLine(error.stderr)}`, {
           code: 'invalid_video',
         });
