@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  childLimitFailure,
   DEFAULT_CHILD_LIMITS,
   lastLine,
   limitedCommand,
+  MemoryWatch,
   ProcessError,
   ProcessRunner,
   runProcess,
@@ -301,5 +303,33 @@ describe('ProcessRunner', () => {
     await new Promise((resolve) => child.once('close', resolve));
     // Same pid: the shell is the process that was spawned, not a child of prlimit.
     expect(out.trim()).toBe(`${String(child.pid)} 65536 5`);
+  });
+
+  it('MemoryWatch and childLimitFailure read the end of a child spawned elsewhere (a stream)', () => {
+    const watch = new MemoryWatch();
+    watch.add('[h264 @ 0x1] get_buf');
+    expect(watch.exhausted).toBe(false);
+    watch.add('fer() failed\n');
+    expect(watch.exhausted).toBe(true);
+    const limits = { memoryBytes: 64 * 1024 ** 2, cpuSeconds: 2 };
+    const end = { code: 1, signal: null, killed: false, memoryExhausted: true, stderr: '', seconds: 1 };
+    expect(childLimitFailure('ffmpeg', limits, end)?.kind).toBe('memory_limit');
+    // Killed by whoever spawned it (an abort): not a limit.
+    expect(childLimitFailure('ffmpeg', limits, { ...end, killed: true })).toBeUndefined();
+    const kill = { ...end, code: null, signal: 'SIGKILL' as const, memoryExhausted: false };
+    expect(childLimitFailure('ffmpeg', limits, { ...kill, seconds: 60 })?.kind).toBe('cpu_limit');
+    // Too soon to have used 2 s of CPU on this machine's cores: another killer (the OOM killer).
+    expect(childLimitFailure('ffmpeg', limits, { ...kill, seconds: 0.01 })).toBeUndefined();
+    const missing = {
+      ...end,
+      code: 127,
+      memoryExhausted: false,
+      stderr: 'prlimit: failed to execute ffmpeg: No such file or directory',
+    };
+    expect(childLimitFailure('ffmpeg', limits, missing)).toMatchObject({
+      kind: 'not_found',
+      message: 'ffmpeg is not installed (not found on PATH)',
+    });
+    expect(childLimitFailure('ffmpeg', limits, { ...end, memoryExhausted: false })).toBeUndefined();
   });
 });

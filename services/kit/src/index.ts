@@ -52,15 +52,18 @@ export {
   type UploadedFile,
 } from './http/multipart.js';
 export {
+  childLimitFailure,
   DEFAULT_CHILD_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
   lastLine,
   limitedCommand,
+  MemoryWatch,
   PRLIMIT,
   ProcessError,
   ProcessRunner,
   runProcess,
   STDERR_TAIL_CHARS,
+  type ChildEnding,
   type ChildLimits,
   type ProcessFailureKind,
   type ProcessRunnerOptions,

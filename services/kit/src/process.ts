@@ -72,9 +72,13 @@ export function limitedCommand(
   };
 }
 
-/** What engines write on stderr when an allocation failed (glibc, C++, leptonica, poppler, Python, ffmpeg). */
+/**
+ * What engines write on stderr when an allocation failed: strerror(ENOMEM), C++'s bad_alloc,
+ * leptonica (`malloc fail`), poppler (`Out of memory`, `Bogus memory allocation size`), Python's
+ * MemoryError, ffmpeg's frame buffers (`get_buffer() failed`).
+ */
 const MEMORY_EXHAUSTED =
-  /out of memory|cannot allocate memory|bad_alloc|malloc fail|memoryerror|memory exhausted|failed to allocate|bogus memory allocation/i;
+  /out of memory|cannot allocate memory|bad_alloc|malloc fail|memoryerror|memory exhausted|failed to allocate|bogus memory allocation|get_buffer\(\) failed/i;
 /** What prlimit writes when it cannot exec the command (exit 127: not found; 126: not executable). */
 const PRLIMIT_EXEC_FAILED = /^prlimit: failed to execute /m;
 
@@ -243,8 +247,7 @@ export class ProcessRunner {
       const chunks: Buffer[] = [];
       let size = 0;
       let stderr = '';
-      // Scanned as it arrives: an engine may go on writing long after the failed allocation.
-      let memoryExhausted = false;
+      const memory = new MemoryWatch();
       let failure: ProcessError | undefined;
       let killed = false;
       const kill = (): void => {
@@ -297,7 +300,7 @@ export class ProcessRunner {
       });
       child.stderr.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
-        memoryExhausted ||= MEMORY_EXHAUSTED.test(stderr.slice(-64) + text);
+        memory.add(text);
         stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
       });
       // EPIPE when the child exits before reading all its input: its exit status tells what happened.
@@ -315,11 +318,11 @@ export class ProcessRunner {
       });
       child.once('close', (code, signal) => {
         done();
-        failure ??= limitFailure(command, limits, {
+        failure ??= childLimitFailure(command, limits, {
           code,
           signal,
           killed,
-          memoryExhausted,
+          memoryExhausted: memory.exhausted,
           stderr,
           seconds: (performance.now() - started) / 1000,
         });
@@ -365,25 +368,46 @@ function startFailure(error: NodeJS.ErrnoException, command: string): ProcessErr
   });
 }
 
-interface Ending {
+/**
+ * Reads a child's stderr as it arrives for the words of a failed allocation: an engine may go on
+ * writing long after it (leptonica writes thousands of lines), past any tail that is kept.
+ */
+export class MemoryWatch {
+  private tail = '';
+  exhausted = false;
+
+  add(text: string): void {
+    if (!this.exhausted) this.exhausted = MEMORY_EXHAUSTED.test(this.tail + text);
+    this.tail = text.slice(-64);
+  }
+}
+
+/** How a child ended, for `childLimitFailure`. */
+export interface ChildEnding {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
-  /** The runner killed it (deadline, abort, output, killAll). */
+  /** The caller killed it (deadline, abort, output, killAll). */
   readonly killed: boolean;
+  /** A MemoryWatch over its stderr saw a failed allocation. */
   readonly memoryExhausted: boolean;
+  /** The tail of its stderr. */
   readonly stderr: string;
   /** Wall-clock seconds it ran. */
   readonly seconds: number;
 }
 
 /**
- * Why a child that ended on its own failed because of its limits (or prlimit could not start it),
+ * Why a child started with `limitedCommand` failed because of its limits (or prlimit could not start it),
  * or undefined. A memory failure is known from stderr, whatever the exit status: some engines
  * write an empty or partial result and exit 0 when an allocation fails. A SIGKILL the runner did
  * not send is the CPU limit when the process ran long enough to use that much CPU on this
  * machine's cores; otherwise (the OOM killer, another process) it stays an ordinary signal.
  */
-function limitFailure(command: string, limits: ChildLimits, end: Ending): ProcessError | undefined {
+export function childLimitFailure(
+  command: string,
+  limits: ChildLimits,
+  end: ChildEnding,
+): ProcessError | undefined {
   if ((end.code === 127 || end.code === 126) && PRLIMIT_EXEC_FAILED.test(end.stderr)) {
     return end.code === 127
       ? new ProcessError('not_found', command, `${command} is not installed (not found on PATH)`)
