@@ -3,6 +3,7 @@ import {
   Readiness,
   authFromConfig,
   buildApp,
+  childLimits,
   createLogger,
   type KitApp,
   type Logger,
@@ -49,7 +50,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const runner = ocrProcessRunner();
+  const runner = ocrProcessRunner(childLimits(config));
   // The metrics exist once the app is built; the engine's stage timings reach them through this.
   let metrics: OcrMetrics | undefined;
   const observe = (stage: Stage, seconds: number): void => metrics?.stage.observe({ stage }, seconds);
