@@ -105,6 +105,8 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'MAX_RECOGNIZE_BATCH',
     'MAX_REGISTER_BATCH',
     'MAX_VIDEO_BYTES',
+    'MAX_VIDEO_FRAMES',
+    'MAX_VIDEO_PIXELS',
     'MAX_VIDEO_SECONDS',
     'MODEL_POLL_MS',
     'REGISTRY_PATH',
