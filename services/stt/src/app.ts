@@ -4,6 +4,7 @@ import {
   Readiness,
   authFromConfig,
   buildApp,
+  childLimits,
   createLogger,
   type KitApp,
   type Logger,
@@ -76,6 +77,7 @@ export function buildSttApp(deps: SttDeps): SttService {
       dict: config.POCKETSPHINX_DICT,
       warm: config.pocketsphinxWarm,
       timeoutMs: config.STT_RECOGNIZE_TIMEOUT_MS,
+      limits: childLimits(config),
       logger,
       modelName: config.POCKETSPHINX_HMM.startsWith(DEBIAN_POCKETSPHINX_MODEL_DIR)
         ? 'cmusphinx en-us (Debian pocketsphinx-en-us)'

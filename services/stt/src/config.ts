@@ -19,6 +19,8 @@ export const sttConfigSchema = kitConfigSchema({
   requestTimeoutMs: 180_000,
   // Audio comes as multipart (limited per file below); this bounds JSON bodies only.
   bodyLimit: '64kb',
+  // One pocketsphinx process reads up to STT_MAX_AUDIO_SECONDS of speech: the request's deadline.
+  childCpuSeconds: 180,
 }).extend({
   /** Largest audio file (bytes, or 25mb style): past it, 413. */
   STT_MAX_AUDIO_BYTES: env.bytes().default(25 * 1024 * 1024),
