@@ -16,7 +16,7 @@ export const ocrConfigSchema = kitConfigSchema({
   requestTimeoutMs: 120_000,
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
-  // tesseract on a 40-megapixel page (MAX_IMAGE_PIXELS) takes about 650 MiB; one thread each.
+  // Room for tesseract on a page of MAX_IMAGE_PIXELS (services/ocr/README.md, Limits).
   childMemoryLimit: '1gb',
   childCpuSeconds: 60,
 }).extend({
