@@ -3,6 +3,7 @@ import {
   Readiness,
   authFromConfig,
   buildApp,
+  childLimits,
   createLogger,
   type KitApp,
   type Logger,
@@ -55,6 +56,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     timeoutMs: config.TTS_PROCESS_TIMEOUT_MS,
     // 16-bit 22050 Hz mono is 44 kB a second: an hour of speech.
     maxOutputBytes: 160 * 1024 * 1024,
+    limits: childLimits(config),
   });
   const explicit: Partial<Record<Language, string>> = {
     ...(config.TTS_VOICE_VI === undefined ? {} : { vi: config.TTS_VOICE_VI }),
@@ -71,6 +73,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     },
     ffmpeg: config.FFMPEG_PATH,
     probeTimeoutMs: Math.min(10_000, config.TTS_PROCESS_TIMEOUT_MS),
+    limits: childLimits(config),
     readiness,
     logger,
     retryMs: deps.retryMs ?? 5000,
