@@ -58,6 +58,7 @@ let llm: LlmTestServer;
 let agent: AgentTestServer; // enabled, no translation
 let translating: AgentTestServer; // enabled, natural language translated by the LLM
 let disabled: AgentTestServer; // the default: SHELL_EXEC_ENABLED unset
+let limited: AgentTestServer; // enabled, each command under 128 MiB of memory
 
 const shellEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
   LLM_URL: llm.url,
@@ -83,16 +84,17 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'elsewhere'));
   symlinkSync(join(dir, 'elsewhere'), join(root, 'escape'));
   llm = await startLlm({ MAX_CONCURRENCY: '2' });
-  [agent, translating, disabled] = await Promise.all([
+  [agent, translating, disabled, limited] = await Promise.all([
     startAgent(shellEnv()),
     startAgent(shellEnv({ SHELL_TRANSLATE: 'true' })),
     startAgent({ LLM_URL: llm.url, SHELL_WORKDIR: root }),
+    startAgent(shellEnv({ CHILD_MEMORY_LIMIT: '128mb' })),
   ]);
 }, 60_000);
 
 afterAll(async () => {
   // Any of them may be missing when beforeAll failed.
-  const started = [agent, translating, disabled] as (AgentTestServer | undefined)[];
+  const started = [agent, translating, disabled, limited] as (AgentTestServer | undefined)[];
   await Promise.all(started.map((a) => a?.close() ?? Promise.resolve()));
   await (llm as LlmTestServer | undefined)?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -293,6 +295,18 @@ describe('allowed commands run', () => {
     expect((await attempts(agent))['timeout']).toBe(1);
   }, 15_000);
 
+  it('a command runs under CHILD_MEMORY_LIMIT: a 24-character grep pattern that would take gigabytes fails at once', async () => {
+    // GNU grep builds an automaton for nested counted repetition: without a limit it grew by about
+    // 1 GB a second until SHELL_MAX_TIMEOUT_S.
+    const t0 = Date.now();
+    const r = await shell(limited, { command: "grep -E '(a{1,1000}){1,1000}' canary.txt" });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ exit_code: 2, timed_out: false, signal: null });
+    expect(r.body.stderr).toMatch(/memory exhausted/i);
+    expect(Date.now() - t0).toBeLessThan(1900);
+    canariesSurvive();
+  });
+
   it('a client that goes away kills its command', async () => {
     const marker = '28.4261';
     const abort = new AbortController();
@@ -419,7 +433,9 @@ function sleepers(marker: string): string[] {
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\0${marker}\0`;
+        // argv[0] is the path the agent resolved (prlimit execs it): /usr/bin/sleep.
+        const [argv0 = '', arg, end] = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        return argv0.endsWith('/sleep') && arg === marker && end === '';
       } catch {
         return false;
       }

@@ -141,7 +141,7 @@ describe('operator/Dockerfile', () => {
     expect(installed.filter((p) => !['ca-certificates', 'tini'].includes(p)).sort()).toEqual(needed.sort());
   });
 
-  it('puts llama-server where LLAMA_SERVER_PATH says, checks its libraries and setpriv', () => {
+  it('puts llama-server where LLAMA_SERVER_PATH says, checks its libraries, setpriv and prlimit', () => {
     const runtime = stage('runtime');
     const env = runtime.steps
       .filter((s) => s.op === 'ENV')
@@ -159,6 +159,7 @@ describe('operator/Dockerfile', () => {
       .map((s) => s.args)
       .join('\n');
     expect(run).toContain('setpriv --pdeathsig KILL -- true');
+    expect(run).toContain('prlimit --data=1073741824 --cpu=60 -- true');
     expect(run).toContain(`ldd ${path}`);
   });
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
+import { childLimits, ConfigError, env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 
 const schema = kitConfigSchema({ port: 8001, maxConcurrency: 3, bodyLimit: '10mb' }).extend({
   API_TOKEN: z.string().min(8, 'must be at least 8 characters'),
@@ -55,6 +55,23 @@ describe('loadConfig', () => {
       ]),
     );
     expect(problems).toHaveLength(6);
+  });
+
+  it("engine process limits: 1gb and 120 s unless the service's defaults or CHILD_* say otherwise", () => {
+    const config = loadConfig(schema, { API_TOKEN: 'abcdefgh' });
+    expect(childLimits(config)).toEqual({ memoryBytes: 1024 ** 3, cpuSeconds: 120 });
+    const own = kitConfigSchema({
+      port: 1,
+      maxConcurrency: 1,
+      childMemoryLimit: '512mb',
+      childCpuSeconds: 300,
+    });
+    expect(childLimits(loadConfig(own, {}))).toEqual({ memoryBytes: 512 * 1024 ** 2, cpuSeconds: 300 });
+    const set = loadConfig(own, { CHILD_MEMORY_LIMIT: '2gb', CHILD_CPU_SECONDS: '30' });
+    expect(childLimits(set)).toEqual({ memoryBytes: 2 * 1024 ** 3, cpuSeconds: 30 });
+    expect(() => loadConfig(own, { CHILD_MEMORY_LIMIT: '1mb', CHILD_CPU_SECONDS: '0' })).toThrow(
+      /CHILD_MEMORY_LIMIT: must be at least 16mb[\s\S]*CHILD_CPU_SECONDS: must be >= 1/,
+    );
   });
 
   it('refuses a timer setting above 2147483647 ms, which Node would fire after 1 ms', () => {

@@ -1,9 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
-import { lastLine, ProcessError, ProcessRunner, runProcess } from '@clinicalsuite/kit';
+import {
+  childLimitFailure,
+  DEFAULT_CHILD_LIMITS,
+  lastLine,
+  limitedCommand,
+  MemoryWatch,
+  ProcessError,
+  ProcessRunner,
+  runProcess,
+} from '@clinicalsuite/kit';
 
 // The engines' process runner on real processes: input on stdin, bounded stdout, stderr for logs,
-// SIGKILL on deadline, abort, overflow and shutdown (to the process group when asked).
+// SIGKILL on deadline, abort, overflow and shutdown (to the process group when asked), memory and
+// CPU limits set by the kernel (prlimit) and what a child that hits them becomes.
 
 const alive = (pid: number | undefined): boolean => {
   try {
@@ -214,5 +224,112 @@ describe('ProcessRunner', () => {
   it('runProcess is output() on a runner of its own', async () => {
     expect((await runProcess('cat', [], { input: 'x', timeoutMs: 5000 })).toString()).toBe('x');
     expect((await failureOf(runProcess('false', [], { timeoutMs: 5000 }))).kind).toBe('exit');
+  });
+
+  it('every child runs under the runner limits (default 1 GiB, 120 s) or its own, set before it starts', async () => {
+    // `ulimit -d` is in KiB, `ulimit -t` in seconds: what the child itself sees.
+    const seen = async (runner: ProcessRunner, limits?: { memoryBytes: number; cpuSeconds: number }) =>
+      (
+        await runner.output('sh', ['-c', 'echo "$(ulimit -d) $(ulimit -t)"'], {
+          timeoutMs: 5000,
+          ...(limits === undefined ? {} : { limits }),
+        })
+      )
+        .toString()
+        .trim();
+    expect(await seen(new ProcessRunner())).toBe(
+      `${String(DEFAULT_CHILD_LIMITS.memoryBytes / 1024)} ${String(DEFAULT_CHILD_LIMITS.cpuSeconds)}`,
+    );
+    const runner = new ProcessRunner({ limits: { memoryBytes: 256 * 1024 ** 2, cpuSeconds: 30 } });
+    expect(runner.limits).toEqual({ memoryBytes: 256 * 1024 ** 2, cpuSeconds: 30 });
+    expect(await seen(runner)).toBe('262144 30');
+    expect(await seen(runner, { memoryBytes: 64 * 1024 ** 2, cpuSeconds: 7 })).toBe('65536 7');
+    // Inherited by what it starts (a shell pipeline, an engine's helpers).
+    const child = await runner.output('sh', ['-c', 'sh -c "ulimit -d"'], { timeoutMs: 5000 });
+    expect(child.toString().trim()).toBe('262144');
+  });
+
+  it('a child that runs out of its memory is `memory_limit`, even when it exits 0 with a partial result', async () => {
+    const runner = new ProcessRunner({ limits: { memoryBytes: 128 * 1024 ** 2, cpuSeconds: 30 } });
+    const allocate = 'x = bytearray(512 * 1024 * 1024)';
+    const failed = await failureOf(runner.run('python3', ['-c', allocate], { timeoutMs: 10_000 }));
+    expect([failed.kind, failed.command]).toEqual(['memory_limit', 'python3']);
+    expect(failed.message).toBe('python3 ran out of memory (limit 128 MiB)');
+    expect(failed.stderr).toContain('MemoryError');
+    // Some engines (poppler, leptonica) report the failed allocation and still exit 0.
+    const quiet = [
+      'import sys',
+      'try:',
+      `    ${allocate}`,
+      'except MemoryError:',
+      '    print("Out of memory", file=sys.stderr)',
+      '    for i in range(500): print("Error in pixGetWidth: pix not defined", file=sys.stderr)',
+      'print("partial")',
+    ].join('\n');
+    const partial = await failureOf(runner.output('python3', ['-c', quiet], { timeoutMs: 10_000 }));
+    expect([partial.kind, partial.exitCode]).toEqual(['memory_limit', 0]);
+    // The same program within its limit.
+    const roomy = { limits: { memoryBytes: 1024 ** 3, cpuSeconds: 30 }, timeoutMs: 10_000 };
+    expect((await runner.output('python3', ['-c', quiet], roomy)).toString()).toBe('partial\n');
+  });
+
+  it('a child that uses its CPU time is killed by the kernel: `cpu_limit`, long before its deadline', async () => {
+    const runner = new ProcessRunner({ limits: { memoryBytes: 256 * 1024 ** 2, cpuSeconds: 1 } });
+    const t0 = performance.now();
+    const failure = await failureOf(runner.run('sh', ['-c', 'while :; do :; done'], { timeoutMs: 60_000 }));
+    expect([failure.kind, failure.message]).toEqual([
+      'cpu_limit',
+      'sh used its 1 s of CPU time and was stopped',
+    ]);
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    // A sleeping child uses no CPU: only its deadline stops it.
+    const idle = await failureOf(runner.run('sleep', ['39'], { timeoutMs: 1500 }));
+    expect(idle.kind).toBe('timeout');
+  });
+
+  it('limitedCommand is the prlimit line for children spawned elsewhere; prlimit execs the command', async () => {
+    const line = limitedCommand('ffmpeg', ['-i', 'x'], { memoryBytes: 1024 ** 3, cpuSeconds: 60.2 });
+    expect(line).toEqual({
+      command: 'prlimit',
+      args: ['--data=1073741824', '--cpu=61', '--', 'ffmpeg', '-i', 'x'],
+    });
+    const sh = limitedCommand('sh', ['-c', 'echo "$$ $(ulimit -d) $(ulimit -t)"'], {
+      memoryBytes: 64 * 1024 ** 2,
+      cpuSeconds: 5,
+    });
+    const child = spawn(sh.command, sh.args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await new Promise((resolve) => child.once('close', resolve));
+    // Same pid: the shell is the process that was spawned, not a child of prlimit.
+    expect(out.trim()).toBe(`${String(child.pid)} 65536 5`);
+  });
+
+  it('MemoryWatch and childLimitFailure read the end of a child spawned elsewhere (a stream)', () => {
+    const watch = new MemoryWatch();
+    watch.add('[h264 @ 0x1] get_buf');
+    expect(watch.exhausted).toBe(false);
+    watch.add('fer() failed\n');
+    expect(watch.exhausted).toBe(true);
+    const limits = { memoryBytes: 64 * 1024 ** 2, cpuSeconds: 2 };
+    const end = { code: 1, signal: null, killed: false, memoryExhausted: true, stderr: '', seconds: 1 };
+    expect(childLimitFailure('ffmpeg', limits, end)?.kind).toBe('memory_limit');
+    // Killed by whoever spawned it (an abort): not a limit.
+    expect(childLimitFailure('ffmpeg', limits, { ...end, killed: true })).toBeUndefined();
+    const kill = { ...end, code: null, signal: 'SIGKILL' as const, memoryExhausted: false };
+    expect(childLimitFailure('ffmpeg', limits, { ...kill, seconds: 60 })?.kind).toBe('cpu_limit');
+    // Too soon to have used 2 s of CPU on this machine's cores: another killer (the OOM killer).
+    expect(childLimitFailure('ffmpeg', limits, { ...kill, seconds: 0.01 })).toBeUndefined();
+    const missing = {
+      ...end,
+      code: 127,
+      memoryExhausted: false,
+      stderr: 'prlimit: failed to execute ffmpeg: No such file or directory',
+    };
+    expect(childLimitFailure('ffmpeg', limits, missing)).toMatchObject({
+      kind: 'not_found',
+      message: 'ffmpeg is not installed (not found on PATH)',
+    });
+    expect(childLimitFailure('ffmpeg', limits, { ...end, memoryExhausted: false })).toBeUndefined();
   });
 });

@@ -6,3 +6,12 @@ export function renderNote(
 ): Promise<Buffer>;
 export function characterAccuracy(truth: string, got: string): number;
 export function textPdf(pages: readonly (readonly string[])[]): Buffer;
+export function boxedPdf(
+  pages: number,
+  boxes: {
+    media: readonly number[];
+    crop?: readonly number[];
+    rotate?: number;
+  },
+): Buffer;
+export function nestedFormsPdf(depth: number): Buffer;

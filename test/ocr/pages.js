@@ -76,8 +76,57 @@ export function textPdf(pages) {
       .join('\n');
     objects[4 + i * 2] =
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`;
-    objects[5 + i * 2] = `<< /Length ${Buffer.byteLength(content)} >>\nstream\n${content}\nendstream`;
+    objects[5 + i * 2] = stream('', content);
   });
+  return writePdf(objects);
+}
+
+/**
+ * A PDF of `pages` blank pages with the given MediaBox, and CropBox / Rotate when given (boxes in
+ * points, `[x0, y0, x1, y1]`): the render bombs of the OCR tests, a few hundred bytes each.
+ */
+export function boxedPdf(pages, { media, crop, rotate }) {
+  const objects = [];
+  const pageIds = Array.from({ length: pages }, (_, i) => 4 + i);
+  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages} >>`;
+  objects[3] = stream('', '');
+  const extra =
+    (crop ? ` /CropBox [${crop.join(' ')}]` : '') + (rotate === undefined ? '' : ` /Rotate ${rotate}`);
+  for (const id of pageIds) {
+    objects[id] = `<< /Type /Page /Parent 2 0 R /MediaBox [${media.join(' ')}]${extra} /Contents 3 0 R >>`;
+  }
+  return writePdf(objects);
+}
+
+/**
+ * A one-page PDF (100 x 100 pt) whose content draws a form that draws the next form twice, `depth`
+ * forms deep: 2^depth fills from a few kilobytes, a renderer's CPU bomb.
+ */
+export function nestedFormsPdf(depth) {
+  const objects = [];
+  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objects[2] = '<< /Type /Pages /Kids [3 0 R] /Count 1 >>';
+  objects[3] =
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Resources << /XObject << /X 5 0 R >> >> /Contents 4 0 R >>';
+  objects[4] = stream('', '/X Do');
+  for (let i = 0; i < depth; i++) {
+    const last = i === depth - 1;
+    const resources = last ? '' : ` /Resources << /XObject << /X ${6 + i} 0 R >> >>`;
+    objects[5 + i] = stream(
+      `/Type /XObject /Subtype /Form /BBox [0 0 100 100]${resources}`,
+      last ? '0 0 1 1 re f' : '/X Do /X Do',
+    );
+  }
+  return writePdf(objects);
+}
+
+function stream(dict, content) {
+  return `<< ${dict} /Length ${Buffer.byteLength(content)} >>\nstream\n${content}\nendstream`;
+}
+
+/** `objects[1..]` as a PDF file with its cross-reference table. */
+function writePdf(objects) {
   let out = '%PDF-1.4\n';
   const offsets = [];
   for (let id = 1; id < objects.length; id++) {

@@ -48,6 +48,8 @@ export const agentConfigSchema = kitConfigSchema({
   // The text LLM's own deadline is 600 s; the agent waits as long for a generation.
   requestTimeoutMs: 600_000,
   bodyLimit: '10mb',
+  // A /shell command may run up to SHELL_MAX_TIMEOUT_S (300 s by default).
+  childCpuSeconds: 300,
 }).extend({
   /** The agent's bearer token (scope `ai_agent`); AUTH_TOKENS_FILE may add more. One of the two is required. */
   AI_AGENT_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -18,6 +18,8 @@ export const faceConfigSchema = kitConfigSchema({
   requestTimeoutMs: 300_000,
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
+  // ffmpeg decoding a video for as long as a request may last.
+  childCpuSeconds: 300,
 }).extend({
   /** The token that callers present (scope `face`); AUTH_TOKENS_FILE may add more. */
   FACE_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -62,6 +64,10 @@ export const faceConfigSchema = kitConfigSchema({
   MAX_VIDEO_BYTES: env.bytes().default(200 * 1024 * 1024),
   /** Longest video, in seconds. */
   MAX_VIDEO_SECONDS: env.number({ min: 1, max: 86_400 }).default(600),
+  /** Largest video frame, width times height, from the header before decoding (default 4096x2160). */
+  MAX_VIDEO_PIXELS: env.int({ min: 1, max: 1_000_000_000 }).default(4096 * 2160),
+  /** Most frames a video may hold, from the header before decoding (default 10 minutes at 60 fps). */
+  MAX_VIDEO_FRAMES: env.int({ min: 1, max: 100_000_000 }).default(36_000),
   /** Frames are decoded at most this wide (height in proportion). */
   VIDEO_MAX_WIDTH: env.int({ min: 64, max: 7680 }).default(1280),
   /**

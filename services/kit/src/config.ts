@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ChildLimits } from './process.js';
 
 /**
  * Configuration comes from the environment, is parsed once with zod at start-up, and a missing or
@@ -120,6 +121,10 @@ export interface KitDefaults {
   readonly requestTimeoutMs?: number;
   readonly bodyLimit?: string;
   readonly bodyMemoryLimit?: string;
+  /** Memory of one engine process the service starts (CHILD_MEMORY_LIMIT), default 1gb. */
+  readonly childMemoryLimit?: string;
+  /** CPU seconds of one engine process (CHILD_CPU_SECONDS), default 120. */
+  readonly childCpuSeconds?: number;
 }
 
 /**
@@ -170,6 +175,16 @@ export function kitConfigSchema(defaults: KitDefaults) {
     BODY_MIN_RATE: env.bytes().default(1024),
     /** Time allowed to drain in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: env.ms({ min: 0 }).default(25_000),
+    /**
+     * Writable memory one engine process (tesseract, poppler, ffmpeg, espeak-ng …) may use, set by
+     * the kernel (RLIMIT_DATA, see process.ts); past it the request fails with the service's error.
+     */
+    CHILD_MEMORY_LIMIT: env
+      .bytes()
+      .refine((bytes) => bytes >= 16 * 1024 * 1024, 'must be at least 16mb')
+      .default(parseBytes(defaults.childMemoryLimit ?? '1gb')),
+    /** CPU time one engine process may use, all its threads together (RLIMIT_CPU); killed past it. */
+    CHILD_CPU_SECONDS: env.int({ min: 1, max: 86_400 }).default(defaults.childCpuSeconds ?? 120),
     /** Exit when the parent process goes away (set by the local runner, so no service outlives it). */
     EXIT_WITH_PARENT: env.bool().default(false),
     /** A file of `<token> <scope>[,<scope>]` lines (a mounted Secret); re-read when it changes. */
@@ -211,6 +226,13 @@ export function kitConfigSchema(defaults: KitDefaults) {
 }
 
 export type KitConfig = z.output<ReturnType<typeof kitConfigSchema>>;
+
+/** The limits every engine process of the service runs under (ProcessRunner, limitedCommand). */
+export function childLimits(
+  config: Pick<KitConfig, 'CHILD_MEMORY_LIMIT' | 'CHILD_CPU_SECONDS'>,
+): ChildLimits {
+  return { memoryBytes: config.CHILD_MEMORY_LIMIT, cpuSeconds: config.CHILD_CPU_SECONDS };
+}
 
 function parseBytes(s: string): number {
   return env.bytes().parse(s);

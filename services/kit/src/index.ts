@@ -3,6 +3,7 @@ export { serviceAuth, type ServiceAuthConfig, type ServiceAuthOptions } from './
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { runMain } from './main-helpers.js';
 export {
+  childLimits,
   ConfigError,
   env,
   kitConfigSchema,
@@ -51,12 +52,19 @@ export {
   type UploadedFile,
 } from './http/multipart.js';
 export {
+  childLimitFailure,
+  DEFAULT_CHILD_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
   lastLine,
+  limitedCommand,
+  MemoryWatch,
+  PRLIMIT,
   ProcessError,
   ProcessRunner,
   runProcess,
   STDERR_TAIL_CHARS,
+  type ChildEnding,
+  type ChildLimits,
   type ProcessFailureKind,
   type ProcessRunnerOptions,
   type RunOptions,

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 
 /**
  * Runs an engine's command line (tesseract, espeak-ng, ffmpeg, pocketsphinx …) the one way every
@@ -10,13 +12,75 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
  * - stderr is kept (its tail) for the service's own logs, never for clients;
  * - SIGKILL on the deadline, on abort and on output overflow, to the process or (`processGroup`)
  *   to its whole process group, so a shell pipeline leaves nothing behind;
- * - every child is registered with its runner until it exits, so `killAll()` at shutdown stops them.
+ * - every child is registered with its runner until it exits, so `killAll()` at shutdown stops them;
+ * - every child runs under a memory and a CPU-time limit (`ChildLimits`) that the kernel enforces:
+ *   it is started by util-linux's `prlimit`, which sets them on itself and then becomes the command
+ *   (exec, no shell), so whatever the input makes the engine do, one process cannot take more.
  *
  * Failures are a `ProcessError` with a `kind`; each service maps the kinds onto its own HTTP errors
  * (the kit's catalogue) with its own wording.
  */
 
-export type ProcessFailureKind = 'not_found' | 'exit' | 'timeout' | 'aborted' | 'output_too_large';
+export type ProcessFailureKind =
+  | 'not_found'
+  | 'exit'
+  | 'timeout'
+  | 'aborted'
+  | 'output_too_large'
+  /** It ran out of memory under `ChildLimits.memoryBytes` (what it wrote on stderr says so). */
+  | 'memory_limit'
+  /** The kernel killed it at `ChildLimits.cpuSeconds` of CPU time. */
+  | 'cpu_limit';
+
+/**
+ * What one child process may use, enforced by the kernel (setrlimit, set by `prlimit` before the
+ * command starts, inherited by whatever it starts):
+ */
+export interface ChildLimits {
+  /**
+   * Writable private memory (RLIMIT_DATA: heap, anonymous mappings, thread stacks), in bytes. Past it
+   * allocations fail: the engine reports it and stops, or stops with a partial result; either way
+   * the run fails `memory_limit`. Shared libraries and files it maps read-only do not count, so the
+   * figure is close to what the process really uses, on any number of cores.
+   */
+  readonly memoryBytes: number;
+  /** CPU time of all its threads together (RLIMIT_CPU, soft = hard): SIGKILL at it, `cpu_limit`. */
+  readonly cpuSeconds: number;
+}
+
+/** Limits of a runner built without any: 1 GiB, 120 s of CPU. Services pass their own (kit config). */
+export const DEFAULT_CHILD_LIMITS: ChildLimits = { memoryBytes: 1024 ** 3, cpuSeconds: 120 };
+
+/** util-linux's prlimit (essential on Debian, in every image: operator/Dockerfile). */
+export const PRLIMIT = 'prlimit';
+
+/**
+ * The command line that runs `command args` under `limits`: for children that are spawned
+ * elsewhere (a stream read frame by frame, a warm process), so that they are limited like the
+ * runner's. `prlimit` execs the command, so the pid, the process group and signals are the command's.
+ */
+export function limitedCommand(
+  command: string,
+  args: readonly string[],
+  limits: ChildLimits,
+): { readonly command: string; readonly args: string[] } {
+  const memory = Math.max(1, Math.floor(limits.memoryBytes));
+  const cpu = Math.max(1, Math.ceil(limits.cpuSeconds));
+  return {
+    command: PRLIMIT,
+    args: [`--data=${String(memory)}`, `--cpu=${String(cpu)}`, '--', command, ...args],
+  };
+}
+
+/**
+ * What engines write on stderr when an allocation failed: strerror(ENOMEM), C++'s bad_alloc,
+ * leptonica (`malloc fail`), poppler (`Out of memory`, `Bogus memory allocation size`), Python's
+ * MemoryError, ffmpeg's frame buffers (`get_buffer() failed`).
+ */
+const MEMORY_EXHAUSTED =
+  /out of memory|cannot allocate memory|bad_alloc|malloc fail|memoryerror|memory exhausted|failed to allocate|bogus memory allocation|get_buffer\(\) failed/i;
+/** What prlimit writes when it cannot exec the command (exit 127: not found; 126: not executable). */
+const PRLIMIT_EXEC_FAILED = /^prlimit: failed to execute /m;
 
 export class ProcessError extends Error {
   constructor(
@@ -47,6 +111,8 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Start it as the leader of its own process group and kill the whole group. */
   readonly processGroup?: boolean;
+  /** This run's limits instead of the runner's. */
+  readonly limits?: ChildLimits;
 }
 
 export interface RunResult {
@@ -67,12 +133,19 @@ export interface ProcessRunnerOptions {
    * Default: the ProcessError itself.
    */
   readonly mapError?: (error: ProcessError, options: Omit<RunOptions, 'env'>) => unknown;
+  /** Every run's memory and CPU limits (a run may give its own). Default DEFAULT_CHILD_LIMITS. */
+  readonly limits?: ChildLimits;
 }
 
 export class ProcessRunner {
   private readonly children = new Set<() => void>();
 
   constructor(private readonly options: ProcessRunnerOptions = {}) {}
+
+  /** The limits a run gets when it gives none. */
+  get limits(): ChildLimits {
+    return this.options.limits ?? DEFAULT_CHILD_LIMITS;
+  }
 
   /** Processes running now. */
   get running(): number {
@@ -82,7 +155,7 @@ export class ProcessRunner {
   /**
    * Runs to the end and returns its exit status, stdout and stderr tail, whatever the status.
    * Rejects with a ProcessError: `not_found` (or `exit` when it could not be started for another
-   * reason), `timeout`, `aborted`, `output_too_large`.
+   * reason), `timeout`, `aborted`, `output_too_large`, `memory_limit`, `cpu_limit`.
    */
   async run(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
     try {
@@ -121,7 +194,9 @@ export class ProcessRunner {
   /**
    * Supervises a child started elsewhere (pipes on all three streams; `detached` when
    * `processGroup`), such as a warm process that loaded its model before the request came: writes
-   * `input`, closes stdin, then behaves as `run`. `command` names it in errors.
+   * `input`, closes stdin, then behaves as `run`. `command` names it in errors. Start it with
+   * `limitedCommand(…, runner.limits)` so it has the same limits; `options.limits` (default the
+   * runner's) tells how to read its end.
    */
   async supervise(
     child: ChildProcessWithoutNullStreams,
@@ -150,7 +225,8 @@ export class ProcessRunner {
         ),
       );
     }
-    const child = spawn(command, args, {
+    const limited = limitedCommand(command, args, options.limits ?? this.limits);
+    const child = spawn(limited.command, limited.args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: options.processGroup === true,
       ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
@@ -166,9 +242,12 @@ export class ProcessRunner {
     return new Promise((resolve, reject) => {
       const group = options.processGroup === true;
       const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+      const limits = options.limits ?? this.limits;
+      const started = performance.now();
       const chunks: Buffer[] = [];
       let size = 0;
       let stderr = '';
+      const memory = new MemoryWatch();
       let failure: ProcessError | undefined;
       let killed = false;
       const kill = (): void => {
@@ -220,35 +299,15 @@ export class ProcessRunner {
         chunks.push(chunk);
       });
       child.stderr.on('data', (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+        const text = chunk.toString('utf8');
+        memory.add(text);
+        stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
       });
       // EPIPE when the child exits before reading all its input: its exit status tells what happened.
       child.stdin.on('error', () => undefined);
       child.once('error', (error: NodeJS.ErrnoException) => {
         done();
-        reject(
-          error.code === 'ENOENT'
-            ? new ProcessError(
-                'not_found',
-                command,
-                `${command} is not installed (not found on PATH)`,
-                '',
-                null,
-                {
-                  cause: error,
-                },
-              )
-            : new ProcessError(
-                'exit',
-                command,
-                `${command} could not be started: ${error.message}`,
-                '',
-                null,
-                {
-                  cause: error,
-                },
-              ),
-        );
+        reject(startFailure(error, command));
       });
       // A killed child whose own children still hold its pipes (no processGroup) would never
       // 'close': once it is gone, its output is dropped.
@@ -259,6 +318,14 @@ export class ProcessRunner {
       });
       child.once('close', (code, signal) => {
         done();
+        failure ??= childLimitFailure(command, limits, {
+          code,
+          signal,
+          killed,
+          memoryExhausted: memory.exhausted,
+          stderr,
+          seconds: (performance.now() - started) / 1000,
+        });
         if (failure !== undefined) {
           const { kind, message, cause } = failure;
           reject(new ProcessError(kind, command, message, stderr, code, { cause }));
@@ -269,6 +336,106 @@ export class ProcessRunner {
       child.stdin.end(options.input ?? '');
     });
   }
+}
+
+/** Why a child could not be started (Node's spawn error). */
+function startFailure(error: NodeJS.ErrnoException, command: string): ProcessError {
+  // The error's `path` is what was spawned: prlimit itself when the command runs under limits.
+  if (error.code === 'ENOENT' && error.path === PRLIMIT && command !== PRLIMIT) {
+    return new ProcessError(
+      'not_found',
+      PRLIMIT,
+      `${PRLIMIT} (util-linux) is not installed: every engine runs under its memory and CPU limits`,
+      '',
+      null,
+      { cause: error },
+    );
+  }
+  if (error.code === 'ENOENT') {
+    return new ProcessError(
+      'not_found',
+      command,
+      `${command} is not installed (not found on PATH)`,
+      '',
+      null,
+      {
+        cause: error,
+      },
+    );
+  }
+  return new ProcessError('exit', command, `${command} could not be started: ${error.message}`, '', null, {
+    cause: error,
+  });
+}
+
+/**
+ * Reads a child's stderr as it arrives for the words of a failed allocation: an engine may go on
+ * writing long after it (leptonica writes thousands of lines), past any tail that is kept.
+ */
+export class MemoryWatch {
+  private tail = '';
+  exhausted = false;
+
+  add(text: string): void {
+    if (!this.exhausted) this.exhausted = MEMORY_EXHAUSTED.test(this.tail + text);
+    this.tail = text.slice(-64);
+  }
+}
+
+/** How a child ended, for `childLimitFailure`. */
+export interface ChildEnding {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** The caller killed it (deadline, abort, output, killAll). */
+  readonly killed: boolean;
+  /** A MemoryWatch over its stderr saw a failed allocation. */
+  readonly memoryExhausted: boolean;
+  /** The tail of its stderr. */
+  readonly stderr: string;
+  /** Wall-clock seconds it ran. */
+  readonly seconds: number;
+}
+
+/**
+ * Why a child started with `limitedCommand` failed because of its limits (or prlimit could not start it),
+ * or undefined. A memory failure is known from stderr, whatever the exit status: some engines
+ * write an empty or partial result and exit 0 when an allocation fails. A SIGKILL the runner did
+ * not send is the CPU limit when the process ran long enough to use that much CPU on this
+ * machine's cores; otherwise (the OOM killer, another process) it stays an ordinary signal.
+ */
+export function childLimitFailure(
+  command: string,
+  limits: ChildLimits,
+  end: ChildEnding,
+): ProcessError | undefined {
+  if ((end.code === 127 || end.code === 126) && PRLIMIT_EXEC_FAILED.test(end.stderr)) {
+    return end.code === 127
+      ? new ProcessError('not_found', command, `${command} is not installed (not found on PATH)`)
+      : new ProcessError('exit', command, `${command} could not be started: ${lastLine(end.stderr)}`);
+  }
+  if (end.killed) return undefined;
+  if (end.memoryExhausted) {
+    return new ProcessError(
+      'memory_limit',
+      command,
+      `${command} ran out of memory (limit ${mebibytes(limits.memoryBytes)} MiB)`,
+    );
+  }
+  const cpuKill =
+    end.signal === 'SIGXCPU' ||
+    (end.signal === 'SIGKILL' && end.seconds * availableParallelism() >= limits.cpuSeconds * 0.9);
+  if (cpuKill) {
+    return new ProcessError(
+      'cpu_limit',
+      command,
+      `${command} used its ${String(Math.ceil(limits.cpuSeconds))} s of CPU time and was stopped`,
+    );
+  }
+  return undefined;
+}
+
+function mebibytes(bytes: number): string {
+  return String(Math.round(bytes / 1024 ** 2));
 }
 
 /** The last non-empty line of a stderr tail, at most 300 characters (for logs and short details). */

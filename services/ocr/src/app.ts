@@ -1,5 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  serviceAuth,
+  buildApp,
+  childLimits,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { EngineHost } from './adapters/engine-host.js';
 import type { Stage } from './adapters/ocr-engine.js';
@@ -42,7 +50,7 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
       binary: config.NVIDIA_SMI_PATH,
       ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
     });
-  const runner = ocrProcessRunner();
+  const runner = ocrProcessRunner(childLimits(config));
   // The metrics exist once the app is built; the engine's stage timings reach them through this.
   let metrics: OcrMetrics | undefined;
   const observe = (stage: Stage, seconds: number): void => metrics?.stage.observe({ stage }, seconds);

@@ -4,7 +4,8 @@ import { LANGUAGES } from './domain/language.js';
 
 /**
  * The OCR service's configuration: the kit's variables (2 pages in work at once, one tesseract
- * process each, on a 2-core machine) and the pipeline's limits. Parsed once, at start-up.
+ * process each, on a 2-core machine; every engine process under CHILD_MEMORY_LIMIT and
+ * CHILD_CPU_SECONDS) and the pipeline's limits. Parsed once, at start-up.
  */
 
 export const ocrConfigSchema = kitConfigSchema({
@@ -15,6 +16,9 @@ export const ocrConfigSchema = kitConfigSchema({
   requestTimeoutMs: 120_000,
   // Multipart bodies are limited per file (below); this bounds JSON bodies only.
   bodyLimit: '1mb',
+  // Room for tesseract on a page of MAX_IMAGE_PIXELS (services/ocr/README.md, Limits).
+  childMemoryLimit: '1gb',
+  childCpuSeconds: 60,
 }).extend({
   /** The token that callers present (scope `ocr`); AUTH_TOKENS_FILE may add more. */
   OCR_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

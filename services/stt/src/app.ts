@@ -1,6 +1,14 @@
 import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  serviceAuth,
+  buildApp,
+  childLimits,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { SttBackend } from './adapters/backend.js';
 import { PocketsphinxBackend } from './adapters/pocketsphinx.js';
@@ -69,6 +77,7 @@ export function buildSttApp(deps: SttDeps): SttService {
       dict: config.POCKETSPHINX_DICT,
       warm: config.pocketsphinxWarm,
       timeoutMs: config.STT_RECOGNIZE_TIMEOUT_MS,
+      limits: childLimits(config),
       logger,
       modelName: config.POCKETSPHINX_HMM.startsWith(DEBIAN_POCKETSPHINX_MODEL_DIR)
         ? 'cmusphinx en-us (Debian pocketsphinx-en-us)'

@@ -19,6 +19,8 @@ export const sttConfigSchema = kitConfigSchema({
   requestTimeoutMs: 180_000,
   // Audio comes as multipart (limited per file below); this bounds JSON bodies only.
   bodyLimit: '64kb',
+  // One pocketsphinx process reads up to STT_MAX_AUDIO_SECONDS of speech: the request's deadline.
+  childCpuSeconds: 180,
 }).extend({
   /** The token that callers present (scope `stt`); AUTH_TOKENS_FILE may add more. */
   STT_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

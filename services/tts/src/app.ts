@@ -1,5 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { Readiness, serviceAuth, buildApp, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
+import {
+  Readiness,
+  serviceAuth,
+  buildApp,
+  childLimits,
+  createLogger,
+  type KitApp,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { TtsEngines } from './adapters/engines.js';
 import { Espeak } from './adapters/espeak.js';
@@ -48,6 +56,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     timeoutMs: config.TTS_PROCESS_TIMEOUT_MS,
     // 16-bit 22050 Hz mono is 44 kB a second: an hour of speech.
     maxOutputBytes: 160 * 1024 * 1024,
+    limits: childLimits(config),
   });
   const explicit: Partial<Record<Language, string>> = {
     ...(config.TTS_VOICE_VI === undefined ? {} : { vi: config.TTS_VOICE_VI }),
@@ -64,6 +73,7 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     },
     ffmpeg: config.FFMPEG_PATH,
     probeTimeoutMs: Math.min(10_000, config.TTS_PROCESS_TIMEOUT_MS),
+    limits: childLimits(config),
     readiness,
     logger,
     retryMs: deps.retryMs ?? 5000,

@@ -1,19 +1,29 @@
 import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import {
   BadRequestError,
+  childLimitFailure,
   GatewayTimeoutError,
   lastLine,
+  limitedCommand,
+  MemoryWatch,
+  PayloadTooLargeError,
   ProcessError,
   runProcess,
   ServiceUnavailableError,
+  ValidationError,
+  type ChildLimits,
 } from '@clinicalsuite/kit';
 import type { RgbImage } from '../domain/align.js';
 
 /**
- * Video through ffmpeg: ffprobe checks the container and reads duration, size and rotation;
- * ffmpeg decodes at the requested frame rate, scaled to at most `maxWidth`, to raw RGB on a pipe
- * that is read frame by frame (never the whole video in memory), so it streams instead of running
- * through the kit's ProcessRunner (which collects stdout). Abort kills both.
+ * Video through ffmpeg: ffprobe checks the container and reads duration, frame size, frame count
+ * and rotation from the headers (the route refuses what is over the limits before anything is
+ * decoded); ffmpeg decodes at the requested frame rate, scaled to at most `maxWidth`, no further
+ * than `maxSeconds` into the video whatever its header said, to raw RGB on a pipe that is read
+ * frame by frame (never the whole video in memory), so it streams instead of running through the
+ * kit's ProcessRunner (which collects stdout). Both run under the service's memory and CPU limits
+ * (the kit's `limitedCommand`); abort kills both.
  */
 
 export interface VideoInfo {
@@ -22,6 +32,11 @@ export interface VideoInfo {
   /** Upright (after the rotation ffmpeg applies). */
   readonly width: number;
   readonly height: number;
+  /**
+   * Frames in the video stream as its header says (`nb_frames`), else its duration times its
+   * frame rate; null when the header says neither.
+   */
+  readonly frames: number | null;
 }
 
 const ACCEPTED = ['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2', 'avi'];
@@ -29,6 +44,7 @@ const ACCEPTED = ['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2', 'avi'];
 export interface ProbeOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  readonly limits: ChildLimits;
 }
 
 export async function probeVideo(
@@ -46,6 +62,7 @@ export async function probeVideo(
         timeoutMs: options.timeoutMs,
         signal: options.signal,
         maxOutputBytes: 1 << 20,
+        limits: options.limits,
       })
     ).toString('utf8');
   } catch (error) {
@@ -57,6 +74,9 @@ export async function probeVideo(
         throw (error.cause as Error | undefined) ?? error; // the request's own reason (deadline, client gone)
       case 'timeout':
         throw new GatewayTimeoutError(`${name} could not be read in ${String(options.timeoutMs)} ms`);
+      case 'memory_limit':
+      case 'cpu_limit':
+        throw limitError(error, name, options.limits);
       case 'exit':
       case 'output_too_large':
         throw new BadRequestError(`${name} is not a readable video: ${lastLine(error.stderr)}`, {
@@ -69,6 +89,10 @@ export async function probeVideo(
     streams?: {
       width?: number;
       height?: number;
+      nb_frames?: string;
+      avg_frame_rate?: string;
+      r_frame_rate?: string;
+      duration?: string;
       side_data_list?: { rotation?: number }[];
       tags?: { rotate?: string };
     }[];
@@ -87,19 +111,42 @@ export async function probeVideo(
       Number(stream.tags?.rotate ?? 0),
   );
   const sideways = rotation % 180 === 90;
+  const durationSeconds = Number(parsed.format?.duration ?? 0);
   return {
     format: formats.includes('avi') ? 'avi' : 'mp4/mov',
-    durationSeconds: Number(parsed.format?.duration ?? 0),
+    durationSeconds,
     width: sideways ? stream.height : stream.width,
     height: sideways ? stream.width : stream.height,
+    frames: declaredFrames(stream, durationSeconds),
   };
+}
+
+/** `nb_frames`, else the stream's (or the container's) duration times its frame rate. */
+function declaredFrames(
+  stream: { nb_frames?: string; avg_frame_rate?: string; r_frame_rate?: string; duration?: string },
+  containerSeconds: number,
+): number | null {
+  const counted = Number(stream.nb_frames);
+  if (Number.isFinite(counted) && counted > 0) return counted;
+  const rate = ratio(stream.avg_frame_rate) ?? ratio(stream.r_frame_rate);
+  const seconds = Number(stream.duration ?? containerSeconds);
+  return rate !== null && Number.isFinite(seconds) && seconds > 0 ? Math.ceil(rate * seconds) : null;
+}
+
+/** ffprobe's `30000/1001` as a number; null for `0/0` or anything else. */
+function ratio(text: string | undefined): number | null {
+  const [num, den] = (text ?? '').split('/').map(Number);
+  return num !== undefined && den !== undefined && num > 0 && den > 0 ? num / den : null;
 }
 
 export interface FrameOptions {
   readonly fps: number;
   readonly maxWidth: number;
   readonly maxFrames: number;
+  /** Decoding stops this far into the video, whatever its header said its duration was. */
+  readonly maxSeconds: number;
   readonly signal: AbortSignal;
+  readonly limits: ChildLimits;
 }
 
 /** Decoded frames, in order, at `fps`. */
@@ -111,12 +158,20 @@ export async function* videoFrames(
 ): AsyncGenerator<RgbImage> {
   const width = even(Math.min(options.maxWidth, info.width));
   const height = even((info.height * width) / info.width);
-  const child = spawn(
+  const command = limitedCommand(
     ffmpeg,
     [
       '-v',
       'error',
       '-nostdin',
+      // A fixed number of threads: the memory ffmpeg needs (and its limit) does not grow with the
+      // machine's cores; the face models, not decoding, are what takes the time.
+      '-threads',
+      '2',
+      '-filter_threads',
+      '1',
+      '-t',
+      String(options.maxSeconds),
       '-i',
       path,
       '-vf',
@@ -129,15 +184,24 @@ export async function* videoFrames(
       'rgb24',
       'pipe:1',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    options.limits,
   );
+  const started = performance.now();
+  const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  const memory = new MemoryWatch();
   child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
+    const text = chunk.toString();
+    memory.add(text);
+    stderr = (stderr + text).slice(-4000);
   });
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  let killed = false;
   const kill = (): void => {
+    killed = true;
     child.kill('SIGKILL');
   };
   options.signal.addEventListener('abort', kill, { once: true });
@@ -152,9 +216,19 @@ export async function* videoFrames(
         yield { width, height, data: frame };
       }
     }
-    const code = await Promise.race([exited, spawnError]);
-    if (code instanceof Error) throw videoUnavailable(ffmpeg);
-    if (code !== 0 && !options.signal.aborted) {
+    const end = await Promise.race([exited, spawnError]);
+    if (end instanceof Error) throw videoUnavailable(ffmpeg);
+    if (options.signal.aborted) return;
+    const failure = childLimitFailure(ffmpeg, options.limits, {
+      ...end,
+      killed,
+      memoryExhausted: memory.exhausted,
+      stderr,
+      seconds: (performance.now() - started) / 1000,
+    });
+    if (failure?.kind === 'not_found') throw videoUnavailable(failure.command);
+    if (failure !== undefined) throw limitError(failure, 'the video', options.limits);
+    if (end.code !== 0) {
       throw new BadRequestError(`the video could not be decoded: ${lastLine(stderr)}`, {
         code: 'invalid_video',
       });
@@ -163,6 +237,29 @@ export async function* videoFrames(
     options.signal.removeEventListener('abort', kill);
     if (child.exitCode === null) child.kill('SIGKILL');
   }
+}
+
+/** A video that made ffprobe or ffmpeg use up its memory (413) or CPU time (422). */
+function limitError(error: ProcessError, name: string, limits: ChildLimits): Error {
+  if (error.kind === 'memory_limit') {
+    return new PayloadTooLargeError(
+      `${name} needs more memory to decode than one video process may use ` +
+        `(${String(Math.round(limits.memoryBytes / 1024 ** 2))} MiB, CHILD_MEMORY_LIMIT)`,
+      { cause: error },
+    );
+  }
+  return new ValidationError(
+    [
+      {
+        loc: ['body', 'file'],
+        msg:
+          `decoding took more than ${String(limits.cpuSeconds)} s of CPU time (CHILD_CPU_SECONDS) and was ` +
+          'stopped: send a shorter or smaller video',
+        type: 'too_complex',
+      },
+    ],
+    { cause: error },
+  );
 }
 
 function videoUnavailable(binary: string): ServiceUnavailableError {

@@ -1,5 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { BadRequestError, defineRoute, multipart, type AnyRoute } from '@clinicalsuite/kit';
+import {
+  BadRequestError,
+  childLimits,
+  defineRoute,
+  multipart,
+  PayloadTooLargeError,
+  type AnyRoute,
+} from '@clinicalsuite/kit';
 import { z } from 'zod';
 import { probeVideo, videoFrames } from '../adapters/video.js';
 import { ms, ok, plural } from '../domain/envelope.js';
@@ -56,7 +63,9 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
     summary: 'Recognize the people in a video (MP4, AVI, MOV), each tracked face reported once',
     description:
       `Frames are decoded by ffmpeg at \`fps\` (1-${String(MAX_FPS)}) and tracked across frames. Limits: ` +
-      `${String(Math.round(c.MAX_VIDEO_BYTES / 1024 / 1024))} MB and ${String(c.MAX_VIDEO_SECONDS)} s per video. ` +
+      `${String(Math.round(c.MAX_VIDEO_BYTES / 1024 / 1024))} MB and ${String(c.MAX_VIDEO_SECONDS)} s per video (400), ` +
+      `${String(c.MAX_VIDEO_PIXELS)} pixels a frame and ${String(c.MAX_VIDEO_FRAMES)} frames (413), checked from the ` +
+      'headers before decoding; decoding past its memory (413) or CPU time (422) is stopped. ' +
       'Without ffmpeg installed the endpoint answers 503.',
     tags: ['recognition'],
     body: VideoFormSchema,
@@ -73,14 +82,29 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
       if (file?.path === undefined) throw new Error('the video upload was not written to disk');
       const models = rt.host.require();
       const started = performance.now();
+      const limits = childLimits(c);
       const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname, {
         timeoutMs: c.REQUEST_TIMEOUT_MS,
         signal,
+        limits,
       });
       if (info.durationSeconds > c.MAX_VIDEO_SECONDS) {
         throw new BadRequestError(
           `${file.originalname} lasts ${info.durationSeconds.toFixed(1)} s; at most ${String(c.MAX_VIDEO_SECONDS)} s are accepted`,
           { code: 'video_too_long' },
+        );
+      }
+      // What decoding would cost, from the headers: refused before ffmpeg decodes a frame.
+      if (info.width * info.height > c.MAX_VIDEO_PIXELS) {
+        throw new PayloadTooLargeError(
+          `${file.originalname} has frames of ${String(info.width)}x${String(info.height)} pixels; ` +
+            `at most ${String(c.MAX_VIDEO_PIXELS)} pixels a frame are accepted (MAX_VIDEO_PIXELS)`,
+        );
+      }
+      if (info.frames !== null && info.frames > c.MAX_VIDEO_FRAMES) {
+        throw new PayloadTooLargeError(
+          `${file.originalname} holds ${String(info.frames)} frames; ` +
+            `at most ${String(c.MAX_VIDEO_FRAMES)} are accepted (MAX_VIDEO_FRAMES)`,
         );
       }
       const tracker = new FaceTracker({ minIou: 0.3, maxGapFrames: Math.max(2, Math.round(body.fps)) });
@@ -90,7 +114,9 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
         fps: body.fps,
         maxWidth: c.VIDEO_MAX_WIDTH,
         maxFrames,
+        maxSeconds: c.MAX_VIDEO_SECONDS,
         signal,
+        limits,
       })) {
         const { faces, timings } = await models.engine.analyze(image, signal);
         rt.metrics.stage.observe({ stage: 'detect' }, timings.detectMs / 1000);

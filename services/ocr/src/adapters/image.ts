@@ -37,13 +37,41 @@ export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<Im
       `The file is ${meta.format.toUpperCase()}: send JPEG, PNG, WebP, TIFF or PDF`,
     );
   }
-  const pixels = meta.width * meta.height;
-  if (pixels > maxPixels) {
+  checkPixels(meta, maxPixels, 'The image');
+  return { format: meta.format as ImageFormat, pages: meta.format === 'tiff' ? (meta.pages ?? 1) : 1 };
+}
+
+/**
+ * The pages `first`..`last` (0-based) of a multi-page TIFF checked against `maxPixels` from their
+ * own headers, before any is decoded: each page has its own size.
+ */
+export async function checkPages(
+  bytes: Buffer,
+  first: number,
+  last: number,
+  maxPixels: number,
+): Promise<void> {
+  for (let page = first; page <= last; page++) {
+    let meta: Metadata;
+    try {
+      meta = await sharp(bytes, { page, limitInputPixels: false }).metadata();
+    } catch {
+      throw new BadRequestError(`Page ${String(page + 1)} of the image could not be read`, {
+        code: 'invalid_image',
+        param: 'file',
+      });
+    }
+    checkPixels(meta, maxPixels, `Page ${String(page + 1)}`);
+  }
+}
+
+function checkPixels(meta: Metadata, maxPixels: number, what: string): void {
+  if (meta.width * meta.height > maxPixels) {
     throw new PayloadTooLargeError(
-      `The image is ${String(meta.width)}x${String(meta.height)} pixels; at most ${String(maxPixels)} pixels a page are accepted`,
+      `${what} is ${String(meta.width)}x${String(meta.height)} pixels; at most ${String(maxPixels)} pixels a page are accepted`,
+      { param: 'file' },
     );
   }
-  return { format: meta.format as ImageFormat, pages: meta.format === 'tiff' ? (meta.pages ?? 1) : 1 };
 }
 
 /** One page, upright (EXIF orientation applied), in grey. */

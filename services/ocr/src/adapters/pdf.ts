@@ -8,6 +8,11 @@ import { ProcessFailedError } from './process.js';
  * PDF pages through poppler-utils: pdfinfo for the page count and sizes, pdftoppm to render one
  * page at a time to grey PNG. poppler reads files, so the PDF is written to a private temporary
  * directory (0700) that is removed when the request ends, whatever happens.
+ *
+ * The size pdfinfo reports is the page's CropBox (after its /Rotate), so that is what pdftoppm
+ * renders (`-cropbox`; its default, the MediaBox, can be thousands of times larger), and pdftoppm
+ * itself is held to the pixels checked (`-x 0 -y 0 -W <width> -H <height>`: its bitmap is never
+ * larger, whatever the file says), under the runner's memory and CPU limits.
  */
 
 export interface PdfTools {
@@ -21,6 +26,11 @@ export interface PdfPageSize {
   /** Points (1/72 inch), after the page's own rotation. */
   readonly widthPt: number;
   readonly heightPt: number;
+}
+
+/** The pixels a page is rendered to at `dpi` (what pdftoppm makes of the same size). */
+export function renderedSize(size: PdfPageSize, dpi: number): { width: number; height: number } {
+  return { width: Math.ceil((size.widthPt * dpi) / 72), height: Math.ceil((size.heightPt * dpi) / 72) };
 }
 
 export class PdfDocument {
@@ -67,7 +77,10 @@ export class PdfDocument {
     );
     const sizes = new Map<number, { w: number; h: number }>();
     const rotations = new Map<number, number>();
-    for (const m of text.matchAll(/^Page\s+(\d+)\s+size:\s*([\d.]+)\s*x\s*([\d.]+)/gm)) {
+    // pdfinfo prints sizes with %g: a page of a million points is `1e+06`.
+    for (const m of text.matchAll(
+      /^Page\s+(\d+)\s+size:\s*([\d.]+(?:e[+-]?\d+)?)\s*x\s*([\d.]+(?:e[+-]?\d+)?)/gm,
+    )) {
       sizes.set(Number(m[1]), { w: Number(m[2]), h: Number(m[3]) });
     }
     for (const m of text.matchAll(/^Page\s+(\d+)\s+rot:\s*(\d+)/gm))
@@ -81,8 +94,16 @@ export class PdfDocument {
     return out;
   }
 
-  /** One page rendered in grey at `dpi`, as PNG. */
-  async render(page: number, dpi: number, signal: AbortSignal): Promise<Buffer> {
+  /**
+   * One page's CropBox rendered in grey at `dpi`, as PNG, at most `box` pixels (the size checked
+   * from `sizes()`: pdftoppm renders no more, even if it sees the page differently).
+   */
+  async render(
+    page: number,
+    dpi: number,
+    box: { readonly width: number; readonly height: number },
+    signal: AbortSignal,
+  ): Promise<Buffer> {
     const out = join(this.dir, `page-${String(page)}`);
     try {
       await this.runner.output(
@@ -92,8 +113,17 @@ export class PdfDocument {
           String(page),
           '-l',
           String(page),
+          '-cropbox',
           '-r',
           String(dpi),
+          '-x',
+          '0',
+          '-y',
+          '0',
+          '-W',
+          String(box.width),
+          '-H',
+          String(box.height),
           '-gray',
           '-png',
           '-singlefile',

@@ -9,9 +9,9 @@ import {
   uploadedFiles,
   type AnyRoute,
 } from '@clinicalsuite/kit';
-import { decodeGray, inspectImage, isPdf } from '../adapters/image.js';
+import { checkPages, decodeGray, inspectImage, isPdf } from '../adapters/image.js';
 import type { OcrEngine, PageResult } from '../adapters/ocr-engine.js';
-import { PdfDocument } from '../adapters/pdf.js';
+import { PdfDocument, renderedSize } from '../adapters/pdf.js';
 import { tesseractLanguages } from '../domain/language.js';
 import { meanConfidence } from '../domain/tsv.js';
 import { OcrResponseSchema, ocrFormSchema, type OcrForm, type OcrResponse } from '../schemas/ocr.js';
@@ -73,6 +73,7 @@ async function readImage(
   const maxPixels = rt.config.MAX_IMAGE_PIXELS;
   const info = await inspectImage(bytes, maxPixels);
   const range = pageRange(info.pages, form, rt.config.MAX_PAGES);
+  if (info.pages > 1) await checkPages(bytes, range.first - 1, range.last - 1, maxPixels);
   const pages: ReadPage[] = [];
   for (let page = range.first; page <= range.last; page++) {
     signal.throwIfAborted();
@@ -115,23 +116,24 @@ async function readPdf(
   );
   try {
     const range = pageRange(doc.pages, form, rt.config.MAX_PAGES);
-    const sizes = await doc.sizes(range.first, range.last, signal);
-    for (const size of sizes) {
-      const w = Math.ceil((size.widthPt * dpi) / 72);
-      const h = Math.ceil((size.heightPt * dpi) / 72);
-      if (w * h > maxPixels) {
+    // Every page's pixels are checked before any is rendered, and each is rendered to no more.
+    const boxes = (await doc.sizes(range.first, range.last, signal)).map((size) => {
+      const box = renderedSize(size, dpi);
+      if (box.width * box.height > maxPixels) {
         throw new PayloadTooLargeError(
-          `PDF page ${String(size.page)} would be ${String(w)}x${String(h)} pixels at ${String(dpi)} dpi; ` +
+          `PDF page ${String(size.page)} would be ${String(box.width)}x${String(box.height)} pixels at ${String(dpi)} dpi; ` +
             `at most ${String(maxPixels)} pixels a page are accepted: send a lower dpi`,
           { param: 'dpi' },
         );
       }
-    }
+      return box;
+    });
     const pages: ReadPage[] = [];
-    for (let page = range.first; page <= range.last; page++) {
+    for (const [i, box] of boxes.entries()) {
+      const page = range.first + i;
       signal.throwIfAborted();
       const t0 = performance.now();
-      const png = await doc.render(page, dpi, signal);
+      const png = await doc.render(page, dpi, box, signal);
       rt.metrics.stage.observe({ stage: 'render' }, (performance.now() - t0) / 1000);
       const gray = await decodeGray(png, 0, maxPixels);
       const result = await engine.page(
@@ -158,7 +160,8 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
       'fields below. Pages turned 90/180/270° and skewed pages are straightened before reading. ' +
       `Limits: ${String(config.MAX_FILE_BYTES)} bytes a file (413), ${String(config.MAX_IMAGE_PIXELS)} pixels a page (413), ` +
       `${String(config.MAX_PAGES)} pages a request (413). Other formats: 415; undecodable files: 400; ` +
-      'bad fields or no file: 422; engine not installed: 503.',
+      'bad fields or no file: 422; engine not installed: 503. Each engine process runs under CHILD_MEMORY_LIMIT ' +
+      '(413 past it) and CHILD_CPU_SECONDS (422 past it).',
     tags: ['ocr'],
     body: ocrFormSchema({
       language: config.OCR_DEFAULT_LANGUAGE,
@@ -170,7 +173,10 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
     response: OcrResponseSchema,
     responses: {
       400: { description: 'The file could not be decoded (damaged image or PDF, encrypted PDF, empty file)' },
-      413: { description: 'File, page pixels or page count over the limits' },
+      413: {
+        description:
+          'File, page pixels or page count over the limits, or a page that needs more memory than one engine process may use',
+      },
       415: { description: 'Not multipart, or a file that is not JPEG, PNG, WebP, TIFF or PDF' },
       503: {
         description: 'tesseract, a language model or poppler-utils is not installed (the reason says which)',

@@ -6,6 +6,8 @@ import {
   ProcessRunner,
   ServiceUnavailableError,
   UnsupportedMediaTypeError,
+  ValidationError,
+  type ChildLimits,
   type RunOptions,
   type RunResult,
 } from '@clinicalsuite/kit';
@@ -15,7 +17,8 @@ import { pcmSeconds } from '../domain/transcript.js';
  * Audio through ffmpeg, from memory (the upload is never written to disk): ffprobe checks that the
  * file is a container this service takes and holds an audio stream; ffmpeg decodes it to what
  * every engine here reads, 16 kHz mono signed 16-bit little-endian PCM, cut one second past the
- * duration limit so a long file costs no more than that to find out.
+ * duration limit so a long file costs no more than that to find out, whatever its header says.
+ * Both run under the service's memory and CPU limits (the kit's ProcessRunner).
  */
 
 export const SAMPLE_RATE = 16_000;
@@ -44,6 +47,7 @@ export interface AudioTools {
   readonly ffmpeg: string;
   readonly ffprobe: string;
   readonly timeoutMs: number;
+  readonly limits: ChildLimits;
 }
 
 interface ProbeJson {
@@ -55,7 +59,7 @@ export async function probeAudio(tools: AudioTools, audio: Buffer, signal: Abort
   const result = await run(
     tools.ffprobe,
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', 'pipe:0'],
-    { input: audio, timeoutMs: tools.timeoutMs, signal, maxOutputBytes: 1024 * 1024 },
+    { input: audio, timeoutMs: tools.timeoutMs, signal, maxOutputBytes: 1024 * 1024, limits: tools.limits },
     'Reading the audio file took too long',
   );
   let parsed: ProbeJson = {};
@@ -126,6 +130,7 @@ export async function decodeToPcm(
       timeoutMs: tools.timeoutMs,
       signal,
       maxOutputBytes: Math.ceil(cut * SAMPLE_RATE * 2) + 64 * 1024,
+      limits: tools.limits,
     },
     'Decoding the audio took too long',
   );
@@ -149,20 +154,23 @@ export async function decodeToPcm(
 
 /**
  * ffprobe/ffmpeg through the kit's runner: the deadline is 504 (`slow` says which step), an abort
- * the request's own reason, a missing binary 503; any exit status comes back for the caller.
+ * the request's own reason, a missing binary 503, its memory limit 413, its CPU limit 422; any
+ * exit status comes back for the caller.
  */
 async function run(
   command: string,
   args: readonly string[],
-  options: RunOptions & { readonly signal: AbortSignal },
+  options: RunOptions & { readonly signal: AbortSignal; readonly limits: ChildLimits },
   slow: string,
 ): Promise<RunResult> {
   try {
-    return await new ProcessRunner().run(command, args, options);
+    return await new ProcessRunner({ limits: options.limits }).run(command, args, options);
   } catch (error) {
     if (!(error instanceof ProcessError)) throw error;
     if (error.kind === 'timeout') throw new GatewayTimeoutError(slow);
     options.signal.throwIfAborted();
+    const limit = limitError(error, 'Decoding the audio', options.limits);
+    if (limit !== undefined) throw limit;
     if (error.kind === 'not_found') {
       throw new ServiceUnavailableError(
         `Audio decoding is not available: ${error.command} is not installed (install ffmpeg or set FFMPEG_PATH / FFPROBE_PATH)`,
@@ -170,4 +178,33 @@ async function run(
     }
     throw error;
   }
+}
+
+/**
+ * An engine process stopped by its limits, as the answer: past its memory 413, past its CPU time
+ * 422 (`what` names the step); undefined for any other failure.
+ */
+export function limitError(error: ProcessError, what: string, limits: ChildLimits): Error | undefined {
+  if (error.kind === 'memory_limit') {
+    return new PayloadTooLargeError(
+      `${what} needed more memory than one engine process may use ` +
+        `(${String(Math.round(limits.memoryBytes / 1024 ** 2))} MiB, CHILD_MEMORY_LIMIT); send a shorter file`,
+      { param: 'file', cause: error },
+    );
+  }
+  if (error.kind === 'cpu_limit') {
+    return new ValidationError(
+      [
+        {
+          loc: ['body', 'file'],
+          msg:
+            `${what} took more than ${String(limits.cpuSeconds)} s of CPU time (CHILD_CPU_SECONDS) ` +
+            'and was stopped; send a shorter file',
+          type: 'too_complex',
+        },
+      ],
+      { cause: error },
+    );
+  }
+  return undefined;
 }

@@ -2,8 +2,17 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { GatewayTimeoutError, lastLine, ProcessError, ProcessRunner, type Logger } from '@clinicalsuite/kit';
+import {
+  GatewayTimeoutError,
+  lastLine,
+  limitedCommand,
+  ProcessError,
+  ProcessRunner,
+  type ChildLimits,
+  type Logger,
+} from '@clinicalsuite/kit';
 import { parsePocketsphinxOutput } from '../domain/pocketsphinx-output.js';
+import { limitError } from './audio.js';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
 import { EngineError, type SttBackend } from './backend.js';
 
@@ -15,7 +24,8 @@ import { EngineError, type SttBackend } from './backend.js';
  * fed by `cat`, since Node's stdio is a socket that /dev/stdin cannot open); a request
  * takes one, writes its PCM and closes stdin, reads the timed words from stdout, and a fresh
  * process is started behind it for the next request. With `warm: 0` every request starts its own
- * process (the cold path the benchmark compares with).
+ * process (the cold path the benchmark compares with). Each process (and the shell and `cat` around
+ * it) runs under the service's memory and CPU limits, which cover its model load and one request.
  */
 
 export interface PocketsphinxOptions {
@@ -26,6 +36,8 @@ export interface PocketsphinxOptions {
   /** Processes kept loaded and waiting. */
   readonly warm: number;
   readonly timeoutMs: number;
+  /** Each process's memory and CPU time: its model load (under a second of CPU) and one request. */
+  readonly limits: ChildLimits;
   readonly logger: Logger;
   /** A request got a process that was already loaded (`warm`) or had to start one (`cold`). */
   readonly onProcess?: (kind: 'warm' | 'cold') => void;
@@ -52,10 +64,11 @@ class SphinxProcess {
   exitCode: number | null = null;
   spawnError: NodeJS.ErrnoException | undefined;
 
-  constructor(binary: string, args: readonly string[]) {
+  constructor(binary: string, args: readonly string[], limits: ChildLimits) {
     // Its own process group, so one kill stops sh, cat and pocketsphinx together.
     // When pocketsphinx fails, cat would wait on stdin forever: the group goes with it.
-    this.child = spawn('/bin/sh', ['-c', WRAPPER, binary, ...args], {
+    const command = limitedCommand('/bin/sh', ['-c', WRAPPER, binary, ...args], limits);
+    this.child = spawn(command.command, command.args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -198,7 +211,8 @@ export class PocketsphinxBackend implements SttBackend {
     this.refill();
     try {
       // Its own process group (see SphinxProcess): the deadline and an abort kill sh, cat and it.
-      const result = await new ProcessRunner()
+      const limits = this.options.limits;
+      const result = await new ProcessRunner({ limits })
         .supervise(proc.child, 'pocketsphinx', {
           input: pcm,
           timeoutMs: this.options.timeoutMs,
@@ -213,7 +227,9 @@ export class PocketsphinxBackend implements SttBackend {
               `Speech recognition took longer than ${String(this.options.timeoutMs)} ms (STT_RECOGNIZE_TIMEOUT_MS)`,
             );
           }
-          throw error;
+          const limit =
+            error instanceof ProcessError ? limitError(error, 'Speech recognition', limits) : undefined;
+          throw limit ?? error;
         });
       if (result.code !== 0) {
         throw new EngineError(
@@ -279,7 +295,7 @@ export class PocketsphinxBackend implements SttBackend {
   }
 
   private spawn(): SphinxProcess {
-    const p = new SphinxProcess(this.options.binary, this.args);
+    const p = new SphinxProcess(this.options.binary, this.args, this.options.limits);
     this.all.add(p);
     p.child.once('close', () => this.all.delete(p));
     return p;

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import {
   BadRequestError,
+  childLimits,
   InternalError,
   PayloadTooLargeError,
   ServiceUnavailableError,
@@ -88,7 +89,12 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
       if (backend === undefined) throw new InternalError(`backend ${route.backend} is missing`);
 
       const started = performance.now();
-      const tools = { ffmpeg: c.FFMPEG_PATH, ffprobe: c.FFPROBE_PATH, timeoutMs: c.STT_DECODE_TIMEOUT_MS };
+      const tools = {
+        ffmpeg: c.FFMPEG_PATH,
+        ffprobe: c.FFPROBE_PATH,
+        timeoutMs: c.STT_DECODE_TIMEOUT_MS,
+        limits: childLimits(c),
+      };
       let pcm: Buffer;
       try {
         const info = await probeAudio(tools, file.buffer, signal);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProcessError, type Logger, type Readiness } from '@clinicalsuite/kit';
+import { ProcessError, type ChildLimits, type Logger, type Readiness } from '@clinicalsuite/kit';
 import type { Language } from '../domain/language.js';
 import { Espeak, type EspeakProbe } from './espeak.js';
 import { probeMp3 } from './mp3.js';
@@ -20,6 +20,8 @@ export interface EnginesOptions {
   readonly voiceSources: VoiceSources;
   readonly ffmpeg: string;
   readonly probeTimeoutMs: number;
+  /** ffmpeg's memory and CPU limits (espeak-ng has its own in its options). */
+  readonly limits: ChildLimits;
   readonly readiness: Readiness;
   readonly logger: Logger;
   /** How often a missing espeak-ng is looked for again. */
@@ -85,7 +87,7 @@ export class TtsEngines {
         return; // closed
       }
     }
-    this.mp3Reason = await probeMp3(this.options.ffmpeg, this.options.probeTimeoutMs);
+    this.mp3Reason = await probeMp3(this.options.ffmpeg, this.options.probeTimeoutMs, this.options.limits);
     if (this.mp3Reason !== undefined) logger.warn({ reason: this.mp3Reason }, 'MP3 output unavailable');
     readiness.setNotReady('loading Piper voices');
     const { voices, problems } = await loadVoices(this.options.voiceSources);

@@ -1,10 +1,11 @@
-import { ProcessError, runProcess } from '@clinicalsuite/kit';
+import { ProcessError, runProcess, type ChildLimits } from '@clinicalsuite/kit';
 import { pcmFromWav, type PcmAudio } from '../domain/wav.js';
 
 /**
  * espeak-ng (the Debian package) as a child process per request: the text on stdin, read as
  * UTF-8 (`-b 1`) and as plain text (no `-m`: SSML and other markup are not interpreted), WAV on
  * stdout. Also the phonemizer of the Piper voices (`-q --ipa`), as Piper itself uses espeak-ng.
+ * Every run is under the service's memory and CPU limits.
  */
 
 export interface EspeakOptions {
@@ -12,6 +13,7 @@ export interface EspeakOptions {
   readonly timeoutMs: number;
   /** Upper bound on the WAV it may write (a 5000-character text at half speed is ~30 MB). */
   readonly maxOutputBytes: number;
+  readonly limits: ChildLimits;
 }
 
 export interface EspeakProbe {
@@ -32,6 +34,7 @@ export class Espeak {
       runProcess(this.options.binary, args, {
         timeoutMs: this.options.timeoutMs,
         maxOutputBytes: 1 << 20,
+        limits: this.options.limits,
         ...(signal === undefined ? {} : { signal }),
       });
     const version = (await run(['--version'])).toString('utf8').trim();
@@ -59,7 +62,13 @@ export class Espeak {
     const wav = await runProcess(
       this.options.binary,
       ['-b', '1', '-v', voice, '-s', String(wordsPerMinute), '--stdin', '--stdout'],
-      { input: text, timeoutMs: this.options.timeoutMs, maxOutputBytes: this.options.maxOutputBytes, signal },
+      {
+        input: text,
+        timeoutMs: this.options.timeoutMs,
+        maxOutputBytes: this.options.maxOutputBytes,
+        limits: this.options.limits,
+        signal,
+      },
     );
     try {
       return pcmFromWav(wav);
@@ -78,6 +87,7 @@ export class Espeak {
       input: sentence,
       timeoutMs: this.options.timeoutMs,
       maxOutputBytes: 1 << 20,
+      limits: this.options.limits,
       signal,
     });
     return out

@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import {
+  childLimits,
   GatewayTimeoutError,
   InternalError,
+  PayloadTooLargeError,
   ProcessError,
   ServiceUnavailableError,
   ValidationError,
@@ -140,6 +142,7 @@ export async function speak(
           binary: config.FFMPEG_PATH,
           bitrateKbps: config.TTS_MP3_BITRATE_KBPS,
           timeoutMs: config.TTS_PROCESS_TIMEOUT_MS,
+          limits: childLimits(config),
         },
         signal,
       );
@@ -185,6 +188,25 @@ function engineError(
       );
     }
     if (error.kind === 'not_found') return new ServiceUnavailableError(error.message, 30);
+    const limits = childLimits(rt.config);
+    if (error.kind === 'memory_limit') {
+      return new PayloadTooLargeError(
+        `${error.command} needed more memory than one engine process may use ` +
+          `(${String(Math.round(limits.memoryBytes / 1024 ** 2))} MiB, CHILD_MEMORY_LIMIT): send a shorter text`,
+        { param: 'text' },
+      );
+    }
+    if (error.kind === 'cpu_limit') {
+      return new ValidationError([
+        {
+          loc: ['body', 'text'],
+          msg:
+            `${error.command} took more than ${String(limits.cpuSeconds)} s of CPU time (CHILD_CPU_SECONDS) ` +
+            'and was stopped: send a shorter text',
+          type: 'too_complex',
+        },
+      ]);
+    }
     return new InternalError(`${engine} failed to synthesize this text`);
   }
   if (error instanceof PiperVoiceError || error instanceof Error) {

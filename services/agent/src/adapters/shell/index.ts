@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { relative as relativePath, resolve } from 'node:path';
 import {
+  childLimits,
   ForbiddenError,
   InternalError,
   NotFoundError,
@@ -251,7 +252,6 @@ export function createShell(config: AgentConfig, deps: ShellDeps): Shell {
       try {
         outcome = await runner.run({
           file: program.path,
-          argv0: name,
           args: argv.slice(1),
           cwd: workdir.path,
           env: { PATH: SHELL_PATH.join(':'), LANG: 'C.UTF-8', HOME: workdir.path },
@@ -259,6 +259,7 @@ export function createShell(config: AgentConfig, deps: ShellDeps): Shell {
           gid: ids.gid,
           timeoutMs: timeoutS * 1000,
           maxOutputBytes: config.SHELL_MAX_OUTPUT_BYTES,
+          limits: childLimits(config),
           signal,
         });
       } catch (error) {

@@ -1,11 +1,15 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { limitedCommand, type ChildLimits } from '@clinicalsuite/kit';
 
 /**
  * Runs one argv, the only way `/shell` runs anything:
  *
  * - `file` is an absolute path resolved by the caller; `shell: false` (Node's default, stated):
  *   nothing parses the arguments again;
+ * - under `limits` (memory and CPU time) that the kernel enforces from its first instruction: it is
+ *   started by util-linux's `prlimit`, which sets them and execs `file` (so the program sees its
+ *   absolute path as argv[0]);
  * - in its own session and process group (`detached`), so the deadline, the output cap, an abort
  *   and the end of the leader kill every process it started (SIGKILL to the group);
  * - as `uid`/`gid` when given (libuv also drops supplementary groups), in `cwd`, with exactly `env`
@@ -16,8 +20,6 @@ import { performance } from 'node:perf_hooks';
 
 export interface RunSpec {
   readonly file: string;
-  /** argv[0] as the program sees it (the bare name). */
-  readonly argv0: string;
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
@@ -25,6 +27,7 @@ export interface RunSpec {
   readonly gid: number | undefined;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
+  readonly limits: ChildLimits;
   readonly signal: AbortSignal;
 }
 
@@ -94,9 +97,9 @@ export class CommandRunner {
     spec.signal.throwIfAborted();
     return new Promise((resolve, reject) => {
       const started = performance.now();
-      const child = spawn(spec.file, spec.args, {
+      const command = limitedCommand(spec.file, spec.args, spec.limits);
+      const child = spawn(command.command, command.args, {
         shell: false,
-        argv0: spec.argv0,
         cwd: spec.cwd,
         env: { ...spec.env },
         stdio: ['ignore', 'pipe', 'pipe'],
