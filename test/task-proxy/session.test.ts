@@ -695,6 +695,10 @@ describe('configurations', () => {
       expect(health.status).toBe(503);
       expect(((await health.json()) as { reason: string }).reason).toContain('TASK_PROXY_USERS_FILE');
       expect((await new ProxyClient(waiting.url).login(ALICE)).status).toBe(503);
+      // A malformed request is refused as such while not ready too.
+      const blank = await new ProxyClient(waiting.url).login({ username: 'alice', password: '' });
+      expect(blank.status).toBe(400);
+      expect((await new ProxyClient(waiting.url).action('list_tasks')).status).toBe(401);
       writeFileSync(late, '');
       await writeUsersFile([ALICE], late);
       const { until } = await import('./helpers.js');

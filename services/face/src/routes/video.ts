@@ -68,10 +68,11 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
       storage: 'disk',
     }),
     response: VideoResponseSchema,
-    handler: async ({ body, req, signal }) => {
+    // The video is probed (400) before readiness (503): see the kit's route.ts.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
       const file = requireUploads(req, 'file', 'video')[0];
       if (file?.path === undefined) throw new Error('the video upload was not written to disk');
-      const models = rt.host.require();
       const started = performance.now();
       const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname, {
         timeoutMs: c.REQUEST_TIMEOUT_MS,
@@ -83,6 +84,8 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
           { code: 'video_too_long' },
         );
       }
+      requireReady();
+      const models = rt.host.require();
       const tracker = new FaceTracker({ minIou: 0.3, maxGapFrames: Math.max(2, Math.round(body.fps)) });
       let frame = 0;
       const maxFrames = Math.ceil(c.MAX_VIDEO_SECONDS * body.fps) + 1;

@@ -71,7 +71,9 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
         403: { description: 'Cross-origin request refused' },
         429: { description: 'Too many failed sign-ins: wait Retry-After seconds' },
       },
-      handler: async ({ req, res, signal, log }) => {
+      // The fields are checked before readiness: a malformed sign-in is a 400 while not ready too.
+      requiresReady: 'in-handler',
+      handler: async ({ req, res, signal, log, requireReady }) => {
         const html = prefersHtml(req);
         const username = bodyText(req, 'username')?.trim() ?? '';
         const password = bodyText(req, 'password') ?? '';
@@ -96,6 +98,7 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
           );
           return undefined;
         }
+        requireReady();
         const address = req.ip ?? 'unknown';
         const userKey = `${username.toLowerCase()}\u0000${address}`;
         // Both windows start a try (a try in progress counts as a failure), or neither does.
