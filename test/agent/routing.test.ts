@@ -298,6 +298,12 @@ describe('every upstream down', () => {
       status: 'unhealthy',
       reason: expect.stringMatching(/no LLM upstream/),
     });
+    // A well-formed request waits for readiness; a malformed one is refused as such.
+    expect((await chat(agent)).status).toBe(503);
+    const tooLong = await chat(agent, { message: 'x'.repeat(agent.config.AGENT_MAX_MESSAGE_CHARS + 1) });
+    expect(tooLong.status).toBe(400);
+    const empty = await agentPost(`${agent.url}/run`, { message: '   ' });
+    expect(empty.status).toBe(400);
   });
 
   it('answers 502 naming the upstreams once it was ready', async () => {

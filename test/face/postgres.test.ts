@@ -5,6 +5,7 @@ import { PostgresRegistry } from '../../services/face/src/adapters/postgres-regi
 import type { FacePhoto } from '../fixtures/photos/face-photos.js';
 import { postgresBinDir, startPostgres, type TestPostgres } from '../fixtures/postgres.js';
 import { describeReal } from '../fixtures/real-component.js';
+import { startTcpProxy } from '../fixtures/tcp-proxy.js';
 import { ensureFaceFixtures, form, post, startFace, type FaceTestServer } from './helpers.js';
 
 // Two replicas of the face service on one PostgreSQL registry: a person registered or deleted
@@ -28,9 +29,9 @@ describeReal(missing, 'face registry on PostgreSQL, two replicas', () => {
   const recognize = async (srv: FaceTestServer, key: FacePhoto) =>
     (await post<Recognized>(`${srv.url}/recognize_faces`, form({}, [{ field: 'file', path: photos[key] }])))
       .body.data.faces[0];
-  async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, tries = 100): Promise<T> {
     let value = await read();
-    for (let i = 0; i < 100 && !ok(value); i++) {
+    for (let i = 0; i < tries && !ok(value); i++) {
       await new Promise((r) => setTimeout(r, 50));
       value = await read();
     }
@@ -169,6 +170,97 @@ describeReal(missing, 'face registry on PostgreSQL, two replicas', () => {
       expect(gone).toMatchObject({ recognized: false, person_name: 'Unknown' });
     } finally {
       await c.close();
+      await admin.end();
+    }
+  }, 60_000);
+
+  /** The status and first face of a recognition (503 while the replica is not ready). */
+  const attempt = async (srv: FaceTestServer, key: FacePhoto) => {
+    const res = await post<Recognized>(
+      `${srv.url}/recognize_faces`,
+      form({}, [{ field: 'file', path: photos[key] }]),
+    );
+    return { status: res.status, face: res.status === 200 ? res.body.data.faces[0] : undefined };
+  };
+
+  it('notices a LISTEN connection that died silently, and forgets a person deleted meanwhile', async () => {
+    const { port } = new URL(pgServer.url);
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(port) });
+    const proxied = new URL(pgServer.url);
+    proxied.port = String(proxy.port);
+    const c = await startFace(
+      {},
+      await PostgresRegistry.open(proxied.toString(), {
+        listenCheckMs: 300,
+        queryTimeoutMs: 1000,
+        reloadMs: 0,
+        reconnect: { initialMs: 100, maxMs: 500 },
+      }),
+    );
+    try {
+      const reg = await post(
+        `${a.url}/register_person`,
+        form({ person_name: 'Barack Obama' }, [{ field: 'file', path: photos.obama }]),
+      );
+      expect(reg.status).toBe(200);
+      const seen = await eventually(
+        () => attempt(c, 'obama2'),
+        (r) => r.face?.recognized === true,
+      );
+      expect(seen.face).toMatchObject({ recognized: true, person_name: 'Barack Obama' });
+
+      // Every connection of c now loses what it sends and hears nothing, with no error: the
+      // NOTIFY of the delete below never reaches it.
+      proxy.blackHole();
+      const del = await fetch(`${a.url}/delete_person/${encodeURIComponent('Barack Obama')}`, {
+        method: 'DELETE',
+      });
+      expect(del.status).toBe(200);
+
+      const forgotten = await eventually(
+        () => attempt(c, 'obama3'),
+        (r) => r.status === 200 && r.face?.recognized === false,
+        300,
+      );
+      expect(forgotten).toEqual({
+        status: 200,
+        face: expect.objectContaining({ recognized: false, person_name: 'Unknown' }),
+      });
+      // And it hears changes again, on its new connection.
+      const again = await post(
+        `${a.url}/register_person`,
+        form({ person_name: 'Barack Obama' }, [{ field: 'file', path: photos.obama }]),
+      );
+      expect(again.status).toBe(200);
+      const back = await eventually(
+        () => attempt(c, 'obama2'),
+        (r) => r.face?.recognized === true,
+      );
+      expect(back.face).toMatchObject({ recognized: true, person_name: 'Barack Obama' });
+    } finally {
+      await c.close();
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('reads the registry again periodically: a change whose notification never came is corrected', async () => {
+    const d = await startFace({}, await PostgresRegistry.open(pgServer.url, { reloadMs: 500 }));
+    const admin = new pg.Client({ connectionString: pgServer.url });
+    await admin.connect();
+    try {
+      expect((await attempt(d, 'obama2')).face).toMatchObject({
+        recognized: true,
+        person_name: 'Barack Obama',
+      });
+      // Deleted behind the service's back: no NOTIFY.
+      await admin.query('DELETE FROM face_persons WHERE name = $1', ['Barack Obama']);
+      const forgotten = await eventually(
+        () => attempt(d, 'obama3'),
+        (r) => r.face?.recognized === false,
+      );
+      expect(forgotten.face).toMatchObject({ recognized: false, person_name: 'Unknown' });
+    } finally {
+      await d.close();
       await admin.end();
     }
   }, 60_000);

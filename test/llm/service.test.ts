@@ -75,6 +75,22 @@ describe('before the model is there', () => {
     });
     expect(completion.status).toBe(503);
     expect(((await completion.json()) as { error: { type: string } }).error.type).toBe('server_error');
+    // A malformed request is refused as such while the model is missing too.
+    const unsupported = await post(`${srv.url}/v1/chat/completions`, {
+      model: 'alpha-2-9b-it',
+      n: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect([unsupported.status, await unsupported.json()]).toMatchObject([
+      400,
+      { error: { param: 'n', code: 'unsupported_parameter' } },
+    ]);
+    const unknownModel = await post(`${srv.url}/v1/chat/completions`, {
+      model: 'no-such-model',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(unknownModel.status).toBe(404);
+    expect((await post(`${srv.url}/chat`, { prompt: '' })).status).toBe(422);
     const status = (await (await fetch(`${srv.url}/status`, { headers: auth })).json()) as Record<
       string,
       unknown

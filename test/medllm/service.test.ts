@@ -263,6 +263,42 @@ describe('without a backend binary', () => {
     expect(refused.message).toContain('Backend not ready');
   });
 
+  it('checks the request before the backend: a broken image is 400 without a model, a good one 502', async () => {
+    const ask = (url: string) =>
+      refusal(
+        srv.openai.chat.completions.create({
+          model: MODEL,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What does this show?' },
+                { type: 'image_url', image_url: { url } },
+              ],
+            },
+          ],
+        }),
+      );
+    const cases: [string, RegExp][] = [
+      ['data:image/png;base64,iVBOR$$$w0KGgo==', /not valid base64/],
+      ['data:image/png,not-base64', /must be base64-encoded/],
+      [dataUrl('image/png', Buffer.from('hello world, not a png')), /not a readable image/],
+      ['https://example.org/xray.png', /must be a base64 data URL/],
+    ];
+    for (const [url, message] of cases) {
+      const refused = await ask(url);
+      expect(refused).toMatchObject({ status: 400 });
+      expect(refused.message).toMatch(message);
+    }
+    const unknownModel = await refusal(
+      srv.openai.chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'hello' }] }),
+    );
+    expect(unknownModel).toMatchObject({ status: 400, code: 'model_not_found' });
+    const wellFormed = await ask(dataUrl('image/png', await pngOf()));
+    expect(wellFormed.status).toBe(502);
+    expect(wellFormed.message).toContain('Backend not ready');
+  });
+
   it('GPU status without a GPU', async () => {
     const res = await fetch(`${srv.url}/gpu/status`);
     expect(res.status).toBe(200);

@@ -284,6 +284,8 @@ describe('OCR service without its engine', () => {
       const { status, body: res } = await ocr(missing.url, enPage);
       expect(status).toBe(503);
       expect(JSON.stringify(res.detail)).toContain('tesseract');
+      // A file that is no image or PDF is refused as such while the engine is missing too.
+      expect((await ocr(missing.url, Buffer.from('plain text, not an image'))).status).toBe(415);
     } finally {
       await missing.close();
     }

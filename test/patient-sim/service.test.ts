@@ -280,6 +280,9 @@ describe('when the LLM is not there', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).not.toBeNull();
       expect(((await res.json()) as { detail: string }).detail).toContain('unreachable (ECONNREFUSED)');
+      // A request that names no known patient is refused as such while not ready too.
+      const unknown = await postJson(`${down.url}/patient`, { message: 'Hello', patient_id: 'no-such-case' });
+      expect(unknown.status).toBe(404);
       // Reading cases and deleting sessions do not need the LLM.
       expect((await fetch(`${down.url}/patients`)).status).toBe(200);
     } finally {

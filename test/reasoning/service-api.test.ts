@@ -520,6 +520,8 @@ describe('not ready', () => {
       const r = await diagnosis(srv.url, { findings: [{ feature: 'fever' }] });
       expect(r.status).toBe(503);
       expect(r.body.detail).toMatch(/scorable/);
+      // A malformed request is refused as such while not ready too.
+      expect((await diagnosis(srv.url, { text: 'x'.repeat(20_001) })).status).toBe(413);
       const gpu = (await (await fetch(`${srv.url}/api/v1/gpu/status`)).json()) as {
         engine: unknown;
         engine_reason: string;

@@ -119,6 +119,13 @@ describe('stt without its engines', () => {
       const { status, body: err } = await transcribe(broken.url, rec['0880'].wav, { language: 'en' });
       expect(status).toBe(503);
       expect(err['detail']).toMatch(/not installed/);
+      // A file that is not audio is refused as such while the engine is missing too.
+      const notAudio = await transcribe(
+        broken.url,
+        { name: 'notes.wav', bytes: Buffer.from('plain text, not audio') },
+        { language: 'en' },
+      );
+      expect(notAudio.status).toBe(415);
     } finally {
       await broken.close();
     }

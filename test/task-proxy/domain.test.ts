@@ -13,6 +13,7 @@ import {
   UserDirectory,
   UsersFileError,
 } from '../../services/task-proxy/src/adapters/users.js';
+import { clientAddress } from '../../services/task-proxy/src/domain/client-address.js';
 import { checkOrigin } from '../../services/task-proxy/src/domain/origin.js';
 import { FailureWindow } from '../../services/task-proxy/src/domain/rate-limit.js';
 import { SESSION_ID, SessionStore, type SessionEnd } from '../../services/task-proxy/src/domain/sessions.js';
@@ -384,5 +385,37 @@ describe('action fields', () => {
       /^description: .*NUL/,
     );
     expect(message({ action: 'chat', message: 'hi\u0000' })).toMatch(/^message: .*NUL/);
+  });
+});
+
+describe('clientAddress (per-address sign-in key)', () => {
+  const peer = '10.1.2.3';
+  it('is the peer without X-Forwarded-For', () => {
+    expect(clientAddress({ ip: peer, peer, forwardedFor: undefined })).toEqual({
+      key: peer,
+      untrustedForward: false,
+    });
+  });
+  it('is what Express resolved when TRUST_PROXY let it read the header', () => {
+    expect(clientAddress({ ip: '198.51.100.7', peer, forwardedFor: '198.51.100.7' })).toEqual({
+      key: '198.51.100.7',
+      untrustedForward: false,
+    });
+  });
+  it('adds the address the nearest proxy forwarded when the header was not trusted', () => {
+    expect(clientAddress({ ip: peer, peer, forwardedFor: '192.0.2.1, 198.51.100.7' })).toEqual({
+      key: `${peer} for 198.51.100.7`,
+      untrustedForward: true,
+    });
+    expect(clientAddress({ ip: peer, peer, forwardedFor: ['192.0.2.1', '2001:db8::7'] }).key).toBe(
+      `${peer} for 2001:db8::7`,
+    );
+  });
+  it('ignores a forwarded value that is no address (the peer alone)', () => {
+    expect(clientAddress({ ip: peer, peer, forwardedFor: 'evil, not-an-ip' })).toEqual({
+      key: peer,
+      untrustedForward: true,
+    });
+    expect(clientAddress({ ip: peer, peer, forwardedFor: `1.2.3.4, ${'9'.repeat(5000)}` }).key).toBe(peer);
   });
 });

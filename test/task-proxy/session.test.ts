@@ -267,6 +267,60 @@ describe('rate limit', () => {
   });
 });
 
+describe('behind a proxy that TRUST_PROXY does not name', () => {
+  it('counts users behind it apart, keeps the per-username limit, and warns once', async () => {
+    const behind = await startProxy({
+      TASK_AGENT_URL: agentUrl,
+      TASK_PROXY_USERS_FILE: usersFile,
+      TASK_PROXY_LOGIN_MAX_FAILURES: '3',
+      TASK_PROXY_LOGIN_MAX_FAILURES_PER_IP: '4',
+    });
+    try {
+      // As an ingress forwards them: every request from its address, the client's in the header.
+      const via = (client: string) => new ProxyClient(behind.url, { headers: { 'x-forwarded-for': client } });
+      const attacker = via('203.0.113.9');
+      for (const username of ['alice', 'bob', 'dave', 'erin'])
+        expect((await attacker.login({ username, password: 'guess' })).status).toBe(401);
+      // The attacker's address is blocked...
+      expect((await attacker.login({ username: 'frank', password: 'guess' })).status).toBe(429);
+      // ...not the other users behind the same proxy.
+      expect((await via('198.51.100.7').login(ALICE)).status).toBe(200);
+      expect((await via('198.51.100.8, 198.51.100.20').login(BOB)).status).toBe(200);
+
+      // A forged header does not escape the per-username limit (keyed by the peer alone).
+      for (let i = 0; i < 3; i++)
+        expect((await via(`192.0.2.${String(i)}`).login({ ...CAROL, password: 'nope' })).status).toBe(401);
+      expect((await via('192.0.2.99').login(CAROL)).status).toBe(429);
+
+      const warnings = behind.logs.filter((l) => String(l['msg']).includes('TRUST_PROXY does not name'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 'warn', peer: expect.stringContaining('127.0.0.1') });
+    } finally {
+      await behind.close();
+    }
+  });
+
+  it('with TRUST_PROXY naming the proxy, counts the forwarded client and does not warn', async () => {
+    const trusted = await startProxy({
+      TASK_AGENT_URL: agentUrl,
+      TASK_PROXY_USERS_FILE: usersFile,
+      TASK_PROXY_LOGIN_MAX_FAILURES_PER_IP: '2',
+      TRUST_PROXY: 'loopback',
+    });
+    try {
+      const via = (client: string) =>
+        new ProxyClient(trusted.url, { headers: { 'x-forwarded-for': client } });
+      for (const username of ['alice', 'bob'])
+        expect((await via('203.0.113.9').login({ username, password: 'guess' })).status).toBe(401);
+      expect((await via('203.0.113.9').login(ALICE)).status).toBe(429);
+      expect((await via('198.51.100.7').login(ALICE)).status).toBe(200);
+      expect(trusted.logs.filter((l) => String(l['msg']).includes('TRUST_PROXY'))).toEqual([]);
+    } finally {
+      await trusted.close();
+    }
+  });
+});
+
 describe('rate limit under a burst', () => {
   it('checks no more passwords than the limit when the tries arrive at once', async () => {
     const client = new ProxyClient(proxy.url);
@@ -695,6 +749,10 @@ describe('configurations', () => {
       expect(health.status).toBe(503);
       expect(((await health.json()) as { reason: string }).reason).toContain('TASK_PROXY_USERS_FILE');
       expect((await new ProxyClient(waiting.url).login(ALICE)).status).toBe(503);
+      // A malformed request is refused as such while not ready too.
+      const blank = await new ProxyClient(waiting.url).login({ username: 'alice', password: '' });
+      expect(blank.status).toBe(400);
+      expect((await new ProxyClient(waiting.url).action('list_tasks')).status).toBe(401);
       writeFileSync(late, '');
       await writeUsersFile([ALICE], late);
       const { until } = await import('./helpers.js');

@@ -94,6 +94,13 @@ export const agentConfigSchema = kitConfigSchema({
   /** Ask the LLM to classify a message when the keyword rules are unsure (else `chat`). */
   AGENT_INTENT_LLM: env.bool().default(true),
 
+  /** A WebSocket without `?token=` must send its auth frame within this time (else 1008). */
+  AGENT_WS_AUTH_TIMEOUT_MS: env.ms({ min: 100, max: 60_000 }).default(5000),
+  /** WebSockets waiting for their auth frame from one client address; past it 1013. */
+  AGENT_WS_MAX_PENDING_PER_IP: env.int({ min: 1, max: 100_000 }).default(8),
+  /** WebSockets waiting for their auth frame in all; past it 1013. */
+  AGENT_WS_MAX_PENDING: env.int({ min: 1, max: 1_000_000 }).default(256),
+
   /** A session idle this long is forgotten. */
   AGENT_SESSION_TTL_S: env.int({ min: 1, max: 30 * 86_400 }).default(3600),
   /** Sessions held at once (per replica); past it the least recently used one is dropped. */

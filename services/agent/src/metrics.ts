@@ -164,7 +164,7 @@ export function createAgentMetrics(
     }),
     wsAuthFailures: new Counter({
       name: `${p}websocket_auth_failures_total`,
-      help: 'WebSocket connections closed for failed authentication, by reason.',
+      help: 'WebSocket connections closed for failed authentication, or refused past a cap on unauthenticated ones, by reason.',
       labelNames: ['reason'] as const,
       registers,
     }),

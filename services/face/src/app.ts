@@ -114,6 +114,13 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
         }
       })();
     },
+    resync: () => {
+      // While the feed is down, its return reads the registry anyway; a failed read waits for the next.
+      if (!feedState.up || feedState.closed || host.state !== 'ready') return;
+      mirror.load().catch((error: unknown) => {
+        logger.error({ err: error }, 'could not read the registry again (periodic): retrying at the next');
+      });
+    },
   };
   // The model host says ready once the models load; not while the feed is down.
   readiness.onChange((ready) => {

@@ -78,6 +78,18 @@ export const faceConfigSchema = kitConfigSchema({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
+  /**
+   * With DATABASE_URL: how often the whole registry is read again, so a change notification that
+   * never arrived is corrected within this time; 0 never.
+   */
+  REGISTRY_RELOAD_MS: env.ms().default(300_000),
+  /**
+   * With DATABASE_URL: how often the connection listening for other replicas' changes is checked;
+   * unanswered within this time it counts as dead (a silent disconnect) and is reconnected.
+   */
+  REGISTRY_LISTEN_CHECK_MS: env.ms({ min: 100 }).default(15_000),
+  /** With DATABASE_URL: the longest a registry query or a connection attempt may take. */
+  REGISTRY_QUERY_TIMEOUT_MS: env.ms({ min: 100 }).default(30_000),
   /** The SQLite registry file; default `$DATA_DIR/face-registry.sqlite` (DATA_DIR default ./data). */
   REGISTRY_PATH: z.string().optional(),
   /** How often a missing model file is looked for again. */

@@ -142,6 +142,7 @@ export function buildTaskProxyApp(deps: TaskProxyDeps): TaskProxyService {
           windowMs,
           maxKeys: 100_000,
         }),
+        warned: { untrustedProxy: false },
         loginGate: new ConcurrencyGate({
           limit: config.TASK_PROXY_LOGIN_CONCURRENCY,
           queueSize: 64,

@@ -2,11 +2,12 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { Readiness, defineRoute, multipart, uploadedFiles } from '@clinicalsuite/kit';
+import { BadRequestError, Readiness, defineRoute, multipart, uploadedFiles } from '@clinicalsuite/kit';
 import { ready, startTestServer, waitFor, type TestServer } from '../helpers.js';
 
-// Readiness and the deadline come before the body; the concurrency slot after it, so a slow upload
-// holds none of the few slots that guard a model.
+// The deadline comes before the body; validation, readiness and the concurrency slot after it, so a
+// malformed request gets its 4xx whether or not the service is ready, and a slow upload holds none
+// of the few slots that guard a model.
 
 const MB = 1024 * 1024;
 const BOUNDARY = 'kit-admission-boundary';
@@ -139,14 +140,15 @@ describe('admission around the body', () => {
     socket.destroy();
   }, 30_000);
 
-  it('refuses an upload while not ready (503) without storing it', async () => {
+  it('reads and validates an upload while not ready: 503 for a well-formed one, holding no slot', async () => {
     const readiness = new Readiness('loading the model');
     const { url, parsing } = await uploadService({ readiness });
-    const refused = upload(`${url}/upload`, 64 * MB, 'early');
+    const refused = upload(`${url}/upload`, 8 * MB, 'early');
     const res = await refused.response;
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ detail: 'Service not ready: loading the model' });
-    expect(parsing).toEqual([]);
+    expect(parsing).toEqual(['early']);
+    expect(srv!.kit.gate.running).toBe(0);
   }, 30_000);
 
   it('counts a slow upload against the deadline: 504, the connection closed, the slot given back', async () => {
@@ -175,6 +177,73 @@ describe('admission around the body', () => {
     // Node's own limit on receiving a request stays behind the kit's deadline.
     expect(srv!.server.server.requestTimeout).toBeGreaterThan(srv!.kit.config.REQUEST_TIMEOUT_MS);
   }, 30_000);
+});
+
+describe('validation before readiness', () => {
+  /** A JSON route with a body schema (400 on a bad body, as the medical LLM's spec says). */
+  const strict = defineRoute({
+    method: 'post',
+    path: '/strict',
+    summary: 'strict',
+    body: z.object({ text: z.string().min(1) }),
+    validationStatus: 400,
+    handler: ({ body }) => ({ chars: body.text.length }),
+  });
+  /** A route whose handler checks the upload the schema cannot see, then asks for readiness. */
+  const checked = defineRoute({
+    method: 'post',
+    path: '/checked',
+    summary: 'checked',
+    body: z.object({}),
+    bodyParser: multipart({ files: [{ name: 'file', maxCount: 1 }], maxFileBytes: MB }),
+    requiresReady: 'in-handler',
+    handler: ({ req, requireReady }) => {
+      const file = uploadedFiles(req, 'file')[0];
+      if (file?.buffer?.toString('utf8') !== 'good') throw new BadRequestError('the file is not good');
+      requireReady();
+      return { ok: true };
+    },
+  });
+  const post = (url: string, body: string) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const form = (text: string): FormData => {
+    const data = new FormData();
+    data.append('file', new Blob([text]), 'f.txt');
+    return data;
+  };
+
+  it('answers a body that breaks its schema with 400 while not ready, and a valid one with 503', async () => {
+    const readiness = new Readiness('loading the model');
+    srv = await startTestServer({ readiness, routes: [strict, checked] });
+    const bad = await post(`${srv.url}/strict`, JSON.stringify({ text: '' }));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual(['body', 'text']);
+    const notJson = await post(`${srv.url}/strict`, '{"text": ');
+    expect(notJson.status).toBe(400);
+    const good = await post(`${srv.url}/strict`, JSON.stringify({ text: 'abc' }));
+    expect([good.status, await good.json()]).toEqual([
+      503,
+      { detail: 'Service not ready: loading the model' },
+    ]);
+
+    // A route that validates in its handler: the same order.
+    const badFile = await fetch(`${srv.url}/checked`, { method: 'POST', body: form('bad') });
+    expect([badFile.status, await badFile.json()]).toEqual([400, { detail: 'the file is not good' }]);
+    const goodFile = await fetch(`${srv.url}/checked`, { method: 'POST', body: form('good') });
+    expect(goodFile.status).toBe(503);
+
+    readiness.setReady();
+    expect((await post(`${srv.url}/strict`, JSON.stringify({ text: 'abc' }))).status).toBe(200);
+    expect((await fetch(`${srv.url}/checked`, { method: 'POST', body: form('good') })).status).toBe(200);
+  });
+
+  it('documents the 503 of a route that checks readiness in its handler', async () => {
+    srv = await startTestServer({ readiness: ready(), routes: [checked] });
+    const doc = (await (await fetch(`${srv.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: { responses: Record<string, unknown> } }>;
+    };
+    expect(Object.keys(doc.paths['/checked']!.post.responses)).toContain('503');
+  });
 });
 
 describe('request bodies held in memory (BODY_MEMORY_LIMIT)', () => {

@@ -240,7 +240,8 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
       body: RunRequestSchema,
       response: TurnResponseSchema,
       responses: STREAM_DOC,
-      handler: async ({ body, signal, log, req, res, receivedAt }) => {
+      requiresReady: 'in-handler',
+      handler: async ({ body, signal, log, req, res, receivedAt, requireReady }) => {
         const input: DispatchInput = {
           text: body.message,
           language: body.language,
@@ -254,6 +255,7 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
             param: 'message',
           });
         checkLength(rt, body.message);
+        requireReady();
         const decision = runnableIntent(await decideIntent(rt, input, signal), {
           file: false,
           patient: body.patient_id !== undefined,
@@ -290,7 +292,8 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
       body: DebugRequestSchema,
       response: TurnResponseSchema,
       responses: STREAM_DOC,
-      handler: async ({ body, signal, log, req, res, receivedAt }) => {
+      requiresReady: 'in-handler',
+      handler: async ({ body, signal, log, req, res, receivedAt, requireReady }) => {
         const parts = [
           body.code.trim() !== '' || body.error.trim() !== ''
             ? debugTurn(body.code, body.error, body.language)
@@ -299,6 +302,7 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
         ].filter((p) => p !== '');
         const text = parts.join('\n\n');
         checkLength(rt, text);
+        requireReady();
         const input: DispatchInput = {
           text,
           language: body.language,
@@ -319,8 +323,10 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
       tags: ['agent'],
       body: TranslateRequestSchema,
       response: TranslateResponseSchema,
-      handler: async ({ body, signal, receivedAt }) => {
+      requiresReady: 'in-handler',
+      handler: async ({ body, signal, receivedAt, requireReady }) => {
         checkLength(rt, body.text);
+        requireReady();
         const language: Language = body.target_lang === 'en' ? 'en' : 'vi';
         const reply = await completeTurn(
           rt,
@@ -359,8 +365,10 @@ export function conversationRoutes(rt: AgentRuntime, actions: IntentActions): An
       tags: ['agent'],
       body: SummarizeRequestSchema,
       response: TurnResponseSchema,
-      handler: async ({ body, signal, receivedAt }) => {
+      requiresReady: 'in-handler',
+      handler: async ({ body, signal, receivedAt, requireReady }) => {
         checkLength(rt, body.text);
+        requireReady();
         rt.metrics.intents.inc({ intent: 'summarize', source: 'fixed' });
         return completeTurn(
           rt,
@@ -398,7 +406,8 @@ function fixedRoute(
     body: options.schema,
     response: TurnResponseSchema,
     responses: STREAM_DOC,
-    handler: async ({ body, signal, log, req, res, receivedAt }) => {
+    requiresReady: 'in-handler',
+    handler: async ({ body, signal, log, req, res, receivedAt, requireReady }) => {
       const b = body as {
         message: string;
         session_id: string | null;
@@ -409,6 +418,7 @@ function fixedRoute(
         force_llm?: UpstreamId | null;
       };
       checkLength(rt, b.message);
+      requireReady();
       const input: DispatchInput = {
         text: b.message,
         language: b.language,

@@ -76,8 +76,10 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
         404: { description: 'Unknown model' },
         502: { description: 'Every LLM upstream failed' },
       },
-      handler: async ({ body, signal, req, res, log, receivedAt }) => {
-        const prefer = modelParam(body.model);
+      requiresReady: 'in-handler',
+      handler: async ({ body, signal, req, res, log, receivedAt, requireReady }) => {
+        const prefer = modelParam(body.model); // an unknown model is a 404 while not ready too
+        requireReady();
         const call: LlmCall = {
           messages: withSystem(body.messages, body.system),
           maxTokens: body.max_completion_tokens ?? body.max_tokens,

@@ -86,7 +86,9 @@ export function runMultipartRoute(
       502: { description: 'A sub-service or every LLM failed' },
       503: { description: 'The sub-service needed is not configured' },
     },
-    handler: async ({ body, req, signal, log, receivedAt }) => {
+    // The files and the message are checked first: a malformed request is refused while not ready too.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, log, receivedAt, requireReady }) => {
       const audio = single(uploadedFiles(req, 'audio'), 'audio', AUDIO_TYPES, AUDIO_EXT, 'WAV or MP3 audio');
       const image = single(
         uploadedFiles(req, 'image'),
@@ -101,6 +103,7 @@ export function runMultipartRoute(
           param: 'message',
         });
       checkLength(rt, message);
+      requireReady();
       const sessionId = body.session_id ?? null;
       // The session as this turn found it: one deleted while the file is read stays deleted.
       const started = sessionId === null ? undefined : rt.sessions.peek(sessionId, rt.now());

@@ -28,8 +28,12 @@ import { sendWhole, streamTurn, type FragmentSink } from './turns.js';
 
 /**
  * `WS /ws/chat` (spec, Events): the client authenticates with `?token=` or with a first frame
- * `{type:'auth', token}`; the server answers `{type:'auth_ok'}`. A failed authentication closes the
- * socket with 1008 (policy violation) and a reason, before any work. Then each JSON message
+ * `{type:'auth', token}`; the server answers `{type:'auth_ok'}`. A failed authentication, or none
+ * within AGENT_WS_AUTH_TIMEOUT_MS, closes the socket with 1008 (policy violation) and a reason,
+ * before any work. Sockets still waiting for their auth frame are capped per client address
+ * (AGENT_WS_MAX_PENDING_PER_IP) and in all (AGENT_WS_MAX_PENDING): past a cap a new one is closed at
+ * once with 1013 (try again later), so unauthenticated sockets cannot pile up; a client with the
+ * token in the query is never pending. Then each JSON message
  * (`message`, `session_id`, `language`, `force_intent`, `force_llm`) gets a metadata frame
  * `{type:'metadata', intent, model, session_id}`, for an intent a sub-service answered its data as
  * `{type:'data', data}` (what the non-streamed reply has in `data`: tts's audio...), the reply's
@@ -39,10 +43,10 @@ import { sendWhole, streamTurn, type FragmentSink } from './turns.js';
  */
 
 export const WS_PATH = '/ws/chat';
-/** RFC 6455 close codes. */
+/** RFC 6455 close codes (1013, try again later, from IANA's registry). */
 export const CLOSE_POLICY = 1008;
+export const CLOSE_TRY_AGAIN_LATER = 1013;
 const CLOSE_GOING_AWAY = 1001;
-const AUTH_TIMEOUT_MS = 10_000;
 const PING_MS = 30_000;
 
 const AuthFrameSchema = z.object({ type: z.literal('auth'), token: z.string().min(1) });
@@ -68,12 +72,43 @@ export interface ChatSocket {
   close(): void;
 }
 
+/**
+ * Sockets waiting for their auth frame, per client address and in all. `take` answers why a new
+ * one is refused, or null when it may wait (then `release` must follow, once).
+ */
+class PendingSockets {
+  private readonly byAddress = new Map<string, number>();
+  private total = 0;
+
+  constructor(
+    private readonly perAddress: number,
+    private readonly max: number,
+  ) {}
+
+  take(address: string): 'per_ip' | 'total' | null {
+    const mine = this.byAddress.get(address) ?? 0;
+    if (mine >= this.perAddress) return 'per_ip';
+    if (this.total >= this.max) return 'total';
+    this.byAddress.set(address, mine + 1);
+    this.total++;
+    return null;
+  }
+
+  release(address: string): void {
+    const left = (this.byAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.byAddress.set(address, left);
+    else this.byAddress.delete(address);
+    this.total--;
+  }
+}
+
 export function attachChatSocket(server: Server, options: ChatSocketOptions): ChatSocket {
   const { rt } = options;
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: Math.max(64 * 1024, rt.config.AGENT_MAX_MESSAGE_CHARS * 4 + 4096),
   });
+  const pending = new PendingSockets(rt.config.AGENT_WS_MAX_PENDING_PER_IP, rt.config.AGENT_WS_MAX_PENDING);
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://agent');
     if (url.pathname !== WS_PATH) {
@@ -82,7 +117,13 @@ export function attachChatSocket(server: Server, options: ChatSocketOptions): Ch
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const token = url.searchParams.get('token');
-      new Connection(ws, options, token === '' ? null : token).start();
+      new Connection(
+        ws,
+        options,
+        token === '' ? null : token,
+        pending,
+        req.socket.remoteAddress ?? 'unknown',
+      ).start();
     });
   };
   server.on('upgrade', onUpgrade);
@@ -103,10 +144,15 @@ class Connection {
   private readonly closed = new AbortController();
   private alive = true;
 
+  /** Whether this socket holds a place among the pending ones (until it authenticates or closes). */
+  private holdsPending = false;
+
   constructor(
     private readonly ws: WebSocket,
     private readonly options: ChatSocketOptions,
     private readonly queryToken: string | null,
+    private readonly pending: PendingSockets,
+    private readonly address: string,
   ) {}
 
   start(): void {
@@ -114,6 +160,7 @@ class Connection {
     rt.metrics.wsConnections.inc();
     this.ws.on('close', () => {
       rt.metrics.wsConnections.dec();
+      this.releasePending();
       this.closed.abort(new ClientClosedRequestError());
       this.current?.abort(new ClientClosedRequestError());
       clearInterval(ping);
@@ -134,10 +181,26 @@ class Connection {
     if (this.queryToken !== null) {
       if (!this.authenticate(this.queryToken)) return;
     } else {
+      const full = this.pending.take(this.address);
+      if (full !== null) {
+        rt.metrics.wsAuthFailures.inc({ reason: `pending_${full}` });
+        rt.logger.warn(
+          { ip: this.address, cap: full },
+          'websocket refused: too many sockets waiting for authentication',
+        );
+        this.ws.close(
+          CLOSE_TRY_AGAIN_LATER,
+          full === 'per_ip'
+            ? 'too many unauthenticated sockets from this address: authenticate the open ones first'
+            : 'too many unauthenticated sockets: try again later',
+        );
+        return;
+      }
+      this.holdsPending = true;
       const timer = setTimeout(() => {
         if (!this.authed)
           this.refuse('timeout', 'authentication required: send {"type":"auth","token":...} first');
-      }, AUTH_TIMEOUT_MS);
+      }, rt.config.AGENT_WS_AUTH_TIMEOUT_MS);
       timer.unref();
       this.ws.once('close', () => clearTimeout(timer));
     }
@@ -186,8 +249,15 @@ class Connection {
       return false;
     }
     this.authed = true;
+    this.releasePending();
     this.send(JSON.stringify({ type: 'auth_ok' }));
     return true;
+  }
+
+  private releasePending(): void {
+    if (!this.holdsPending) return;
+    this.holdsPending = false;
+    this.pending.release(this.address);
   }
 
   private refuse(reason: string, message: string): void {
@@ -232,10 +302,11 @@ class Connection {
     const signal = AbortSignal.any([controller.signal, this.closed.signal]);
     let release: (() => void) | undefined;
     try {
+      // The same limit as over HTTP (maxPayload only bounds the frame's bytes, about 4x it); a
+      // message too long is refused as such whether or not the agent is ready.
+      checkLength(rt, body.data.message);
       if (!rt.readiness.ready)
         throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
-      // The same limit as over HTTP (maxPayload only bounds the frame's bytes, about 4x it).
-      checkLength(rt, body.data.message);
       release = await rt.gate.acquire(signal);
       const b = body.data;
       const input: DispatchInput = {

@@ -21,6 +21,13 @@ import {
  * replica LISTENs and reloads or drops that person in its in-memory index, so a person registered
  * through one replica is recognized by all of them. A dropped LISTEN connection (PostgreSQL
  * restarted) is reconnected with backoff; the replica reads the registry again once it listens.
+ *
+ * A connection can also die silently (a NAT or firewall forgetting it, a partition): no error
+ * arrives and notifications just stop. So the LISTEN connection is asked `SELECT 1` every
+ * `listenCheckMs` and counted dead when the answer takes longer than that (then dropped and
+ * reconnected as above); every connection has TCP keepalive; every query and connection attempt
+ * fails after `queryTimeoutMs`; and the whole registry is read again every `reloadMs`, which
+ * bounds how long any missed notification can leave a replica wrong.
  */
 
 const CHANNEL = 'face_registry';
@@ -56,8 +63,32 @@ export interface ReconnectBackoff {
   readonly maxMs: number;
 }
 
+export interface PostgresRegistryOptions {
+  /** Default: 500 ms doubling up to 30 s. */
+  readonly reconnect?: ReconnectBackoff;
+  /** How often the LISTEN connection is checked, and how long its answer may take. Default 15 s. */
+  readonly listenCheckMs?: number;
+  /** How often the whole registry is read again (`feed.resync`); 0 never. Default 5 min. */
+  readonly reloadMs?: number;
+  /** Longest a query or a connection attempt may take. Default 30 s. */
+  readonly queryTimeoutMs?: number;
+}
+
+/** When TCP keepalive starts probing an idle connection. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+interface Timing {
+  readonly backoff: ReconnectBackoff;
+  readonly listenCheckMs: number;
+  readonly reloadMs: number;
+  readonly queryTimeoutMs: number;
+}
+
 export class PostgresRegistry implements Registry {
   private listener: pg.Client | undefined;
+  /** The LISTEN connection's health check, and the periodic full read. */
+  private listenerCheck: NodeJS.Timeout | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
   private readonly closing = new AbortController();
 
   private isClosed(): boolean {
@@ -67,12 +98,21 @@ export class PostgresRegistry implements Registry {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
-    private readonly backoff: ReconnectBackoff,
+    private readonly timing: Timing,
   ) {}
 
   /** Connects and creates the tables when missing (several replicas may race: IF NOT EXISTS under a lock). */
-  static async open(url: string, options: { reconnect?: ReconnectBackoff } = {}): Promise<PostgresRegistry> {
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
+  static async open(url: string, options: PostgresRegistryOptions = {}): Promise<PostgresRegistry> {
+    const timing: Timing = {
+      backoff: options.reconnect ?? { initialMs: 500, maxMs: 30_000 },
+      listenCheckMs: options.listenCheckMs ?? 15_000,
+      reloadMs: options.reloadMs ?? 300_000,
+      queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+    };
+    const pool = new pg.Pool({ ...clientConfig(url, timing), max: 4 });
+    // An idle connection that fails (PostgreSQL restarted, the connection cut) is dropped by the
+    // pool, and the next query opens another; unheard, the pool's 'error' would end the process.
+    pool.on('error', () => undefined);
     try {
       const client = await pool.connect();
       try {
@@ -90,7 +130,7 @@ export class PostgresRegistry implements Registry {
       await pool.end();
       throw error;
     }
-    return new PostgresRegistry(pool, url, options.reconnect ?? { initialMs: 500, maxMs: 30_000 });
+    return new PostgresRegistry(pool, url, timing);
   }
 
   async loadAll(model: string): Promise<{ persons: PersonRecord[]; embeddings: StoredEmbedding[] }> {
@@ -132,6 +172,7 @@ export class PostgresRegistry implements Registry {
     const dim = input.embeddings[0]?.length;
     if (dim === undefined) throw new Error('register needs at least one embedding');
     const client = await this.pool.connect();
+    let broken = false;
     try {
       await client.query('BEGIN');
       // Serialise registrations of one name across replicas (the row may not exist yet).
@@ -171,10 +212,10 @@ export class PostgresRegistry implements Registry {
       if (row === undefined) throw new Error(`person ${String(id)} vanished`);
       return personRecord(row);
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      broken = !(await rollback(client));
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -184,6 +225,7 @@ export class PostgresRegistry implements Registry {
 
   async delete(name: string): Promise<{ deleted: boolean; id: number | null }> {
     const client = await this.pool.connect();
+    let broken = false;
     try {
       await client.query('BEGIN');
       const gone = await client.query<{ id: string }>(
@@ -195,10 +237,10 @@ export class PostgresRegistry implements Registry {
       await client.query('COMMIT');
       return id === undefined ? { deleted: false, id: null } : { deleted: true, id: Number(id) };
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      broken = !(await rollback(client));
       throw error;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -228,18 +270,31 @@ export class PostgresRegistry implements Registry {
   async subscribe(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
     // The first connection must work (the service does not start without it); later drops reconnect.
     await this.listen(listener, feed);
+    if (this.timing.reloadMs > 0 && !this.isClosed()) {
+      this.resyncTimer = setInterval(() => {
+        feed.resync();
+      }, this.timing.reloadMs);
+      this.resyncTimer.unref();
+    }
   }
 
-  /** Connects, LISTENs, and on a drop tells `feed` and reconnects with backoff. */
+  /**
+   * Connects, LISTENs, checks the connection every `listenCheckMs`, and on a drop (an error, an
+   * end, a check unanswered in time) tells `feed` and reconnects with backoff.
+   */
   private async listen(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client(clientConfig(this.url, this.timing));
     let listening = false;
     let dropped = false;
     const drop = (error: Error): void => {
       // Before LISTEN succeeded the caller sees the failure; after close() nothing is lost.
       if (!listening || dropped || this.isClosed()) return;
       dropped = true;
-      if (this.listener === client) this.listener = undefined;
+      if (this.listener === client) {
+        this.listener = undefined;
+        clearInterval(this.listenerCheck);
+      }
+      // With the check's query in flight, end() closes the socket at once (the server may never answer).
       client.end().catch(() => undefined);
       feed.lost(error);
       void this.reconnect(listener, feed);
@@ -267,11 +322,26 @@ export class PostgresRegistry implements Registry {
     }
     listening = true;
     this.listener = client;
+    let checking = false;
+    this.listenerCheck = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      answersWithin(client, this.timing.listenCheckMs).then(
+        () => {
+          checking = false;
+        },
+        (error: unknown) => {
+          drop(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    }, this.timing.listenCheckMs);
+    this.listenerCheck.unref();
   }
 
   private async reconnect(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void> {
     for (let attempt = 0; !this.isClosed(); attempt++) {
-      const delay = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** attempt);
+      const { backoff } = this.timing;
+      const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
       try {
         await sleep(delay, undefined, { signal: this.closing.signal });
         await this.listen(listener, feed);
@@ -287,7 +357,49 @@ export class PostgresRegistry implements Registry {
 
   async close(): Promise<void> {
     this.closing.abort();
+    clearInterval(this.listenerCheck);
+    clearInterval(this.resyncTimer);
     await this.listener?.end();
     await this.pool.end();
+  }
+}
+
+/** Every connection's settings: keepalive, and no query or connection attempt without a limit. */
+function clientConfig(url: string, timing: Timing): pg.ClientConfig {
+  return {
+    connectionString: url,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    connectionTimeoutMillis: timing.queryTimeoutMs,
+    query_timeout: timing.queryTimeoutMs,
+  };
+}
+
+/** Rolls back a failed transaction; false when the connection could not (it is then not reused). */
+async function rollback(client: pg.PoolClient): Promise<boolean> {
+  try {
+    await client.query('ROLLBACK');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves when the connection answers `SELECT 1` within `ms`; rejects saying so otherwise. */
+async function answersWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(
+        new Error(
+          `the PostgreSQL connection listening for registry changes did not answer a check in ${String(ms)} ms`,
+        ),
+      );
+    }, ms);
+  });
+  try {
+    await Promise.race([client.query('SELECT 1'), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -40,6 +40,11 @@ export interface RegistryChange {
 export interface RegistryFeed {
   lost(error: Error): void;
   restored(): void;
+  /**
+   * Read the whole store again: a notification may have been missed without the connection
+   * failing (the store calls it periodically; see the face README's "Several replicas").
+   */
+  resync(): void;
 }
 
 export interface Registry {
@@ -63,7 +68,8 @@ export interface Registry {
    * Changes made by other processes sharing the store (none for SQLite: one writer), listened for
    * when this resolves. `feed.lost` says the feed broke (changes are missed from then on, so the
    * index may be stale; also called for each failed attempt to reconnect); `feed.restored` that it
-   * listens again (what changed in between is not replayed: read the store again).
+   * listens again (what changed in between is not replayed: read the store again); `feed.resync`
+   * that the store should be read again anyway, periodically.
    */
   subscribe(listener: (change: RegistryChange) => void, feed: RegistryFeed): Promise<void>;
   close(): Promise<void>;

@@ -8,12 +8,26 @@ import {
   RecognizeFormSchema,
   RecognizeResponseSchema,
 } from '../schemas/face.js';
-import { analyzeUpload, deviceOf, imageUploads, requireUploads, type FaceRuntime } from './runtime.js';
+import type { DecodedImage } from '../adapters/image.js';
+import {
+  analyzeImage,
+  decodeUpload,
+  deviceOf,
+  imageUploads,
+  requireUploads,
+  type FaceRuntime,
+} from './runtime.js';
 
-/** One image's faces matched against the registry. */
-async function recognizeOne(rt: FaceRuntime, file: UploadedFile, threshold: number, signal: AbortSignal) {
-  const started = performance.now();
-  const { image, faces } = await analyzeUpload(rt, file, signal);
+/** One decoded image's faces matched against the registry (`started`: when its decoding began). */
+async function recognizeOne(
+  rt: FaceRuntime,
+  file: UploadedFile,
+  decoded: DecodedImage,
+  threshold: number,
+  signal: AbortSignal,
+  started: number,
+) {
+  const { image, faces } = await analyzeImage(rt, decoded, signal);
   const m0 = performance.now();
   const people = rt.host.require().people;
   const matches = await people.match(
@@ -51,13 +65,14 @@ export function recognizeFacesRoute(rt: FaceRuntime): AnyRoute {
     bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'file', 1),
     response: RecognizeResponseSchema,
-    handler: async ({ body, req, signal }) => {
-      const result = await recognizeOne(
-        rt,
-        requireUploads(req, 'file', 'image')[0] as UploadedFile,
-        body.confidence_threshold,
-        signal,
-      );
+    // The upload is checked (400) before readiness (503): see the kit's route.ts.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
+      const file = requireUploads(req, 'file', 'image')[0] as UploadedFile;
+      const started = performance.now();
+      const image = await decodeUpload(rt, file);
+      requireReady();
+      const result = await recognizeOne(rt, file, image, body.confidence_threshold, signal, started);
       rt.stats.record(result.processing_time_ms);
       const recognized = result.faces.filter((f) => f.recognized).length;
       return ok(`Found ${plural(result.faces_detected, 'face')}, ${String(recognized)} recognized`, {
@@ -81,14 +96,18 @@ export function recognizeBatchRoute(rt: FaceRuntime): AnyRoute {
     bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'files', max),
     response: RecognizeBatchResponseSchema,
-    handler: async ({ body, req, signal }) => {
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
       const files = requireUploads(req, 'files');
+      requireReady();
       const started = performance.now();
       const results = [];
       for (const file of files) {
         signal.throwIfAborted();
         try {
-          results.push(await recognizeOne(rt, file, body.confidence_threshold, signal));
+          const at = performance.now();
+          const image = await decodeUpload(rt, file);
+          results.push(await recognizeOne(rt, file, image, body.confidence_threshold, signal, at));
         } catch (error) {
           // An image that cannot be used (not an image, too many pixels) fails alone.
           if (!(error instanceof HttpError) || error.status >= 500) throw error;

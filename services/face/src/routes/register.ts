@@ -9,7 +9,15 @@ import {
 import { ms, ok, plural } from '../domain/envelope.js';
 import { locationOf } from '../domain/geometry.js';
 import { RegisterBatchResponseSchema, RegisterFormSchema, RegisterResponseSchema } from '../schemas/face.js';
-import { analyzeUpload, deviceOf, imageUploads, requireUploads, type FaceRuntime } from './runtime.js';
+import {
+  analyzeImage,
+  analyzeUpload,
+  decodeUpload,
+  deviceOf,
+  imageUploads,
+  requireUploads,
+  type FaceRuntime,
+} from './runtime.js';
 
 /**
  * Registration stores the embedding of each accepted image under the person (one transaction), so
@@ -46,10 +54,14 @@ export function registerPersonRoute(rt: FaceRuntime): AnyRoute {
     bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'file', 1),
     response: RegisterResponseSchema,
-    handler: async ({ body, req, signal }) => {
+    // The upload is checked (400) before readiness (503): see the kit's route.ts.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
       const file = requireUploads(req, 'file', 'image')[0] as UploadedFile;
       const started = performance.now();
-      const { image, faces } = await analyzeUpload(rt, file, signal);
+      const decoded = await decodeUpload(rt, file);
+      requireReady();
+      const { image, faces } = await analyzeImage(rt, decoded, signal);
       const [face] = faces;
       if (face === undefined) {
         throw new BadRequestError(`No face found in ${file.originalname}; send a photo with one clear face`, {
@@ -92,8 +104,10 @@ export function registerBatchRoute(rt: FaceRuntime): AnyRoute {
     bodyContentType: 'multipart/form-data',
     bodyParser: imageUploads(rt, 'files', max),
     response: RegisterBatchResponseSchema,
-    handler: async ({ body, req, signal }) => {
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
       const files = requireUploads(req, 'files');
+      requireReady();
       const started = performance.now();
       const embeddings: Float32Array[] = [];
       const skipped: { filename: string; reason: string }[] = [];

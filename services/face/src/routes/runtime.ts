@@ -65,13 +65,11 @@ export interface AnalyzedImage {
   readonly faces: AnalyzedFace[];
 }
 
-/** Decode, detect, align and embed one uploaded image, timing each stage into the metrics. */
-export async function analyzeUpload(
-  rt: FaceRuntime,
-  file: UploadedFile,
-  signal: AbortSignal,
-): Promise<AnalyzedImage> {
-  const models = rt.host.require();
+/**
+ * Decodes one uploaded image (400 when empty, not an image, or over the pixel limit): needs no
+ * model, so a route checks its upload before it asks whether the service is ready.
+ */
+export async function decodeUpload(rt: FaceRuntime, file: UploadedFile): Promise<DecodedImage> {
   if (file.buffer === undefined || file.size === 0) {
     throw new BadRequestError(`${file.originalname || file.fieldname} is empty`, { code: 'empty_file' });
   }
@@ -80,6 +78,16 @@ export async function analyzeUpload(
     maxPixels: rt.config.MAX_IMAGE_PIXELS,
   });
   rt.metrics.stage.observe({ stage: 'decode' }, (performance.now() - t0) / 1000);
+  return image;
+}
+
+/** Detect, align and embed the faces of a decoded image, timing each stage into the metrics. */
+export async function analyzeImage(
+  rt: FaceRuntime,
+  image: DecodedImage,
+  signal: AbortSignal,
+): Promise<AnalyzedImage> {
+  const models = rt.host.require();
   signal.throwIfAborted();
   const { faces, timings } = await models.engine.analyze(image, signal);
   rt.metrics.stage.observe({ stage: 'detect' }, timings.detectMs / 1000);
@@ -89,6 +97,15 @@ export async function analyzeUpload(
   }
   rt.metrics.facesPerImage.observe(faces.length);
   return { image, faces };
+}
+
+/** {@link decodeUpload} then {@link analyzeImage}. */
+export async function analyzeUpload(
+  rt: FaceRuntime,
+  file: UploadedFile,
+  signal: AbortSignal,
+): Promise<AnalyzedImage> {
+  return analyzeImage(rt, await decodeUpload(rt, file), signal);
 }
 
 export function uptimeSeconds(rt: FaceRuntime): number {

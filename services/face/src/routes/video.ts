@@ -77,10 +77,11 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
       storage: 'disk',
     }),
     response: VideoResponseSchema,
-    handler: async ({ body, req, signal }) => {
+    // The video is probed (400) before readiness (503): see the kit's route.ts.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, requireReady }) => {
       const file = requireUploads(req, 'file', 'video')[0];
       if (file?.path === undefined) throw new Error('the video upload was not written to disk');
-      const models = rt.host.require();
       const started = performance.now();
       const limits = childLimits(c);
       const info = await probeVideo(c.FFPROBE_PATH, file.path, file.originalname, {
@@ -107,6 +108,8 @@ export function recognizeVideoRoute(rt: FaceRuntime): AnyRoute {
             `at most ${String(c.MAX_VIDEO_FRAMES)} are accepted (MAX_VIDEO_FRAMES)`,
         );
       }
+      requireReady();
+      const models = rt.host.require();
       const tracker = new FaceTracker({ minIou: 0.3, maxGapFrames: Math.max(2, Math.round(body.fps)) });
       let frame = 0;
       const maxFrames = Math.ceil(c.MAX_VIDEO_SECONDS * body.fps) + 1;

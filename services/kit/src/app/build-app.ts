@@ -205,7 +205,7 @@ export function buildApp(options: AppOptions): KitApp {
         next();
       },
       ...(auth && route.auth !== false ? [auth] : []),
-      // The deadline and readiness come before the body parsers, the slot after them (see admissionHandler).
+      // The deadline before the body parsers; validation, readiness and the slot after (admissionHandler).
       admissionHandler(route, runtime),
       ...(parsers.length > 0 ? [bodyIdle] : []),
       ...(parsers.length > 0 && route.bodyInMemory !== false ? [countBody] : []),

@@ -92,7 +92,7 @@ function operation(route: AnyRoute, info: OpenApiInfo): Record<string, unknown> 
       Boolean(route.body ?? route.query ?? route.params),
     ],
     [429, 'Too many requests in work and waiting; see Retry-After', isGated(route)],
-    [503, 'Service not ready (model loading)', route.requiresReady ?? isGated(route)],
+    [503, 'Service not ready (model loading)', (route.requiresReady ?? isGated(route)) !== false],
     [504, 'Request deadline exceeded; the work was stopped', isGated(route)],
     [500, 'Internal error', true],
   ];

@@ -46,6 +46,13 @@ export interface HandlerContext<B, Q, P> {
    * routes. The upload comes before this, so it counts neither as the service's work nor as its slot.
    */
   readonly admittedAt: number;
+  /**
+   * Throws the 503 of a service that is not ready (with its reason). Routes declared with
+   * `requiresReady: 'in-handler'` call it once they have checked what the schemas cannot (an
+   * uploaded file, an image's bytes), so a malformed request gets its 4xx whether or not the
+   * service is ready.
+   */
+  readonly requireReady: () => void;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -71,8 +78,13 @@ export interface RouteDefinition<
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
   /** Passes the concurrency gate (and counts as work). Default: every method but GET. */
   readonly gated?: boolean;
-  /** Answers 503 while the service is not ready. Default: same as `gated`. */
-  readonly requiresReady?: boolean;
+  /**
+   * Answers 503 while the service is not ready, after the request is validated (body, query and
+   * path against their schemas: a malformed request gets its 400/422 whether or not the service is
+   * ready) and before the concurrency slot. `'in-handler'`: the handler validates the rest of its
+   * input first and then calls `requireReady()` itself. Default: same as `gated`.
+   */
+  readonly requiresReady?: boolean | 'in-handler';
   /** `false` serves the route without a token. Default: the app's auth policy applies. */
   readonly auth?: boolean;
   /** Replaces the JSON/urlencoded body parsers, e.g. multer for multipart routes. */
@@ -122,14 +134,14 @@ export function isGated(route: AnyRoute): boolean {
 }
 
 /**
- * Before the body is read: the route's deadline and readiness (a service that is not ready answers
- * 503 without reading an upload). The concurrency slot is taken later, once the body is in
- * (`routeHandler`): a slow or stalled upload must not hold one of the few slots that guard a model.
- * The deadline runs from arrival and covers the upload, the wait and the work: when it passes
- * before the body has all arrived, the 504 closes the connection, which stops the upload.
+ * Before the body is read: the route's deadline. The deadline runs from arrival and covers the
+ * upload, the wait and the work: when it passes before the body has all arrived, the 504 closes the
+ * connection, which stops the upload. Readiness and the concurrency slot come later
+ * (`routeHandler`), once the body is in and valid: a malformed request gets its 400/422 whether or
+ * not the service is ready, and a slow or stalled upload holds none of the few slots that guard a
+ * model.
  */
 export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
-  const requiresReady = route.requiresReady ?? isGated(route);
   return (req: Request, res: Response, next: NextFunction): void => {
     const ctx = requestContext(req);
     if (route.timeoutMs !== undefined) {
@@ -147,17 +159,7 @@ export function admissionHandler(route: AnyRoute, runtime: RouteRuntime) {
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     res.once('close', () => ctx.signal.removeEventListener('abort', onAbort));
-    try {
-      if (requiresReady && !runtime.readiness.ready) {
-        throw new ServiceUnavailableError(`Service not ready: ${runtime.readiness.reason ?? 'starting'}`);
-      }
-      next();
-    } catch (error) {
-      if (res.headersSent || ctx.signal.aborted) return; // answered at the deadline, or client gone
-      // Refused before the body was read: Node reads and discards the rest of it, keeping the
-      // connection for the client's next request.
-      next(error);
-    }
+    next();
   };
 }
 
@@ -178,16 +180,24 @@ export function answersAbort(
 }
 
 /**
- * The final handler of a route, once its body is read: validate, wait for a slot (gated routes),
- * run, serialize. Queue time runs from arrival to the slot; the work from the slot on.
+ * The final handler of a route, once its body is read: validate (400/422), check readiness (503),
+ * wait for a slot (gated routes), run, serialize. Queue time runs from arrival to the slot; the work
+ * from the slot on.
  */
 export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
   const gated = isGated(route);
+  const requiresReady = route.requiresReady ?? gated;
+  const requireReady = (): void => {
+    if (!runtime.readiness.ready) {
+      throw new ServiceUnavailableError(`Service not ready: ${runtime.readiness.reason ?? 'starting'}`);
+    }
+  };
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const ctx = requestContext(req);
     try {
       ctx.signal.throwIfAborted(); // the deadline answered, or the client left, during the upload
       const input = parseInput(route, req);
+      if (requiresReady === true) requireReady();
       if (gated) {
         const release = await runtime.gate.acquire(ctx.signal);
         res.once('close', release);
@@ -203,6 +213,7 @@ export function routeHandler(route: AnyRoute, runtime: RouteRuntime) {
         requestId: ctx.requestId,
         receivedAt: ctx.receivedAt,
         admittedAt,
+        requireReady,
       });
       if (result !== undefined && !res.headersSent && !ctx.signal.aborted) {
         // A handler may set another status (e.g. 503 on /health) before returning its body.

@@ -11,6 +11,7 @@ import {
   checkModelName,
   checkSupported,
   generationParams,
+  outputFormat,
   requestedMaxTokens,
   toTurns,
 } from '../domain/requests.js';
@@ -46,16 +47,18 @@ export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
         contentType: 'text/event-stream',
       },
     },
-    handler: async ({ body, req, res, signal, receivedAt, admittedAt }) => {
+    // What needs no model is checked first: a malformed request is a 400 while the model loads too.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, res, signal, receivedAt, admittedAt, requireReady }) => {
       const timing = { arrivedAt: receivedAt, startedAt: admittedAt };
-      const engine = rt.host.require();
       checkSupported(body);
       checkModelName(body.model, rt.modelNames());
-      const prepared = prepareGeneration(
-        engine,
-        toTurns(body.messages),
-        requestedMaxTokens(body),
-        (maxTokens) => generationParams(body, maxTokens),
+      const turns = toTurns(body.messages); // what a text model cannot take: 400
+      outputFormat(body); // a JSON schema the grammar cannot express: 400
+      requireReady();
+      const engine = rt.host.require();
+      const prepared = prepareGeneration(engine, turns, requestedMaxTokens(body), (maxTokens) =>
+        generationParams(body, maxTokens),
       );
       const meta: CompletionMeta = {
         id: completionId(randomUUID()),

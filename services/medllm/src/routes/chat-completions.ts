@@ -27,8 +27,8 @@ import {
 import type { MedllmRuntime } from './runtime.js';
 
 /**
- * `POST /v1/chat/completions`: validate (400), check the backend is up (502), decode and check
- * every image (400), count the prompt against the context (400 saying by how much), then stream
+ * `POST /v1/chat/completions`: validate (400), decode and check every image (400), check the
+ * backend is up (502), count the prompt against the context (400 saying by how much), then stream
  * from llama-server (whole replies are gathered from the stream, so every request is timed alike)
  * through the certainty guard, as one `chat.completion` or as `chat.completion.chunk` events
  * ending with `data: [DONE]`. A client that goes away aborts the backend request.
@@ -82,13 +82,15 @@ export function chatCompletionsRoute(rt: MedllmRuntime): AnyRoute {
         );
       }
       const plan = planConversation(body.messages, rt.config.systemPrompt);
+      // The request is checked whole before the backend is asked for: a broken image is a 400
+      // whether or not llama-server runs.
+      const images = await checkImages(rt, plan.images, limits);
       const client = rt.backend.ready;
       if (client === undefined) {
         throw new BadGatewayError(
           `Backend not ready or stopped: ${rt.readiness.reason ?? 'llama-server is not running'}`,
         );
       }
-      const images = await checkImages(rt, plan.images, limits);
       const maxTokens = body.max_completion_tokens ?? body.max_tokens;
       const textTokens = await client.countPromptTokens(backendMessages(plan.messages, null), signal);
       const estimate = checkContext({

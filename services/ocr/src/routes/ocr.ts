@@ -65,15 +65,16 @@ interface ReadPage {
 
 async function readImage(
   rt: OcrRuntime,
-  engine: OcrEngine,
+  engineFor: () => OcrEngine,
   bytes: Buffer,
   form: OcrForm,
   signal: AbortSignal,
-): Promise<{ format: Format; pageCount: number; pages: ReadPage[] }> {
+): Promise<{ format: Format; pageCount: number; pages: ReadPage[]; engine: OcrEngine }> {
   const maxPixels = rt.config.MAX_IMAGE_PIXELS;
   const info = await inspectImage(bytes, maxPixels);
   const range = pageRange(info.pages, form, rt.config.MAX_PAGES);
   if (info.pages > 1) await checkPages(bytes, range.first - 1, range.last - 1, maxPixels);
+  const engine = engineFor();
   const pages: ReadPage[] = [];
   for (let page = range.first; page <= range.last; page++) {
     signal.throwIfAborted();
@@ -87,16 +88,16 @@ async function readImage(
     );
     pages.push({ page, result });
   }
-  return { format: info.format, pageCount: info.pages, pages };
+  return { format: info.format, pageCount: info.pages, pages, engine };
 }
 
 async function readPdf(
   rt: OcrRuntime,
-  engine: OcrEngine,
+  engineFor: () => OcrEngine,
   bytes: Buffer,
   form: OcrForm,
   signal: AbortSignal,
-): Promise<{ format: Format; pageCount: number; pages: ReadPage[] }> {
+): Promise<{ format: Format; pageCount: number; pages: ReadPage[]; engine: OcrEngine }> {
   if (!rt.host.pdf) {
     throw new ServiceUnavailableError(
       `PDF support is not available: poppler-utils is not installed (${rt.config.PDFINFO_PATH} not found); install poppler-utils or send images`,
@@ -128,6 +129,7 @@ async function readPdf(
       }
       return box;
     });
+    const engine = engineFor();
     const pages: ReadPage[] = [];
     for (const [i, box] of boxes.entries()) {
       const page = range.first + i;
@@ -143,7 +145,7 @@ async function readPdf(
       );
       pages.push({ page, result });
     }
-    return { format: 'pdf', pageCount: doc.pages, pages };
+    return { format: 'pdf', pageCount: doc.pages, pages, engine };
   } finally {
     await doc.close();
   }
@@ -186,7 +188,10 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
           'The engine took longer than OCR_PROCESS_TIMEOUT_MS on a page, or the request its deadline',
       },
     },
-    handler: async ({ body, req, signal, log }): Promise<OcrResponse> => {
+    // The file is checked (format, pixels, pages) before readiness: a malformed request gets its
+    // 4xx while the engine is missing too.
+    requiresReady: 'in-handler',
+    handler: async ({ body, req, signal, log, requireReady }): Promise<OcrResponse> => {
       const started = performance.now();
       const file = uploadedFiles(req, 'file')[0];
       if (file?.buffer === undefined) {
@@ -200,11 +205,15 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
       }
       if (file.size === 0)
         throw new BadRequestError('The file is empty', { code: 'empty_file', param: 'file' });
-      const engine = rt.host.require();
-      rt.host.requireLanguage(engine, body.language);
+      const engineFor = (): OcrEngine => {
+        requireReady();
+        const engine = rt.host.require();
+        rt.host.requireLanguage(engine, body.language);
+        return engine;
+      };
       const read = isPdf(file.buffer)
-        ? await readPdf(rt, engine, file.buffer, body, signal)
-        : await readImage(rt, engine, file.buffer, body, signal);
+        ? await readPdf(rt, engineFor, file.buffer, body, signal)
+        : await readImage(rt, engineFor, file.buffer, body, signal);
       const pages = read.pages.map(({ page, result }) => {
         rt.metrics.pages.inc({ format: read.format });
         if (result.meanConfidence !== null) rt.metrics.confidence.observe(result.meanConfidence);
@@ -241,7 +250,7 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
         processing_time_ms: elapsed,
         engine: {
           name: 'tesseract',
-          version: engine.info.version,
+          version: read.engine.info.version,
           languages: tesseractLanguages(body.language),
         },
       };

@@ -48,9 +48,12 @@ export function patientTurnRoute(rt: PatientSimRuntime): AnyRoute {
       503: { description: 'The LLM is unreachable or not ready, or the session capacity is reached' },
       504: { description: 'The LLM did not answer in time' },
     },
-    handler: async ({ body, signal, admittedAt, log }): Promise<PatientTurnResponse> => {
+    // An unknown patient is a 404 whether or not the LLM is ready.
+    requiresReady: 'in-handler',
+    handler: async ({ body, signal, admittedAt, log, requireReady }): Promise<PatientTurnResponse> => {
       const playable = rt.cases.get(body.patient_id);
       if (playable === undefined) throw unknownPatient(rt, body.patient_id);
+      requireReady();
       const c = playable.case;
       const sessionId = body.session_id ?? rt.newSessionId();
       return rt.mutex.run(sessionId, async () => {

@@ -32,7 +32,8 @@ export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
     body: diagnosisRequestSchema({ maxFindings: rt.config.REASONING_MAX_FINDINGS }),
     bodyParser: jsonBody({ limit: rt.config.BODY_LIMIT }),
     response: DiagnosisResponseSchema,
-    requiresReady: true,
+    // The text's length is checked first: a malformed request is refused while the engine loads too.
+    requiresReady: 'in-handler',
     responses: {
       400: { description: 'Body is malformed JSON' },
       415: { description: 'Body is not JSON (another Content-Type)' },
@@ -53,13 +54,20 @@ export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
         description: 'Not ready: no knowledge base with a scorable condition, or the engine is not loaded',
       },
     },
-    handler: async ({ body, res, signal, requestId }): Promise<DiagnosisResponse | undefined> => {
+    handler: async ({
+      body,
+      res,
+      signal,
+      requestId,
+      requireReady,
+    }): Promise<DiagnosisResponse | undefined> => {
       try {
         if (body.text !== undefined && body.text.length > rt.config.REASONING_MAX_TEXT_CHARS) {
           throw new PayloadTooLargeError(
             `text is ${body.text.length} characters, over the limit of ${rt.config.REASONING_MAX_TEXT_CHARS} (REASONING_MAX_TEXT_CHARS)`,
           );
         }
+        requireReady();
         const pipeline = rt.pipeline();
         if (pipeline === undefined) {
           throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);

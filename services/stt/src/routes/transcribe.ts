@@ -77,16 +77,12 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
         );
       }
       const route = routeRequest(body.language, body.backend, backendStatuses(rt));
-      if (!route.ok) {
-        return route.kind === 'unsupported'
-          ? reject(
-              'language_unavailable',
-              new ValidationError([{ loc: ['body', route.field], msg: route.message, type: 'unsupported' }]),
-            )
-          : reject('not_ready', new ServiceUnavailableError(`Not ready: ${route.message}`));
+      if (!route.ok && route.kind === 'unsupported') {
+        return reject(
+          'language_unavailable',
+          new ValidationError([{ loc: ['body', route.field], msg: route.message, type: 'unsupported' }]),
+        );
       }
-      const backend = rt.backends.get(route.backend);
-      if (backend === undefined) throw new InternalError(`backend ${route.backend} is missing`);
 
       const started = performance.now();
       const tools = {
@@ -95,7 +91,13 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
         timeoutMs: c.STT_DECODE_TIMEOUT_MS,
         limits: childLimits(c),
       };
-      let pcm: Buffer;
+      const refuseAudio = (error: unknown): never => {
+        if (error instanceof PayloadTooLargeError) return reject('too_long', error);
+        if (error instanceof UnsupportedMediaTypeError) return reject('not_audio', error);
+        throw error;
+      };
+      // The file is probed (415 not audio, 413 too long) before the backend's readiness (503), so
+      // a malformed request gets its 4xx while a model loads too.
       try {
         const info = await probeAudio(tools, file.buffer, signal);
         if (info.declaredSeconds !== null && info.declaredSeconds > c.STT_MAX_AUDIO_SECONDS + 1) {
@@ -105,11 +107,17 @@ export function transcribeRoute(rt: SttRuntime): AnyRoute {
             { param: 'file' },
           );
         }
+      } catch (error) {
+        return refuseAudio(error);
+      }
+      if (!route.ok) return reject('not_ready', new ServiceUnavailableError(`Not ready: ${route.message}`));
+      const backend = rt.backends.get(route.backend);
+      if (backend === undefined) throw new InternalError(`backend ${route.backend} is missing`);
+      let pcm: Buffer;
+      try {
         pcm = await decodeToPcm(tools, file.buffer, c.STT_MAX_AUDIO_SECONDS, signal);
       } catch (error) {
-        if (error instanceof PayloadTooLargeError) return reject('too_long', error);
-        if (error instanceof UnsupportedMediaTypeError) return reject('not_audio', error);
-        throw error;
+        return refuseAudio(error);
       }
       const decodedAt = performance.now();
       rt.metrics.stage.observe({ stage: 'decode', backend: route.backend }, (decodedAt - started) / 1000);

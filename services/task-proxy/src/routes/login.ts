@@ -5,10 +5,12 @@ import {
   UnauthorizedError,
   type AnyRoute,
   type HttpError,
+  type Logger,
 } from '@clinicalsuite/kit';
 import type { Request, Response } from 'express';
 import { LoginResponseSchema, LogoutResponseSchema } from '../schemas/api.js';
 import { USERNAME } from '../adapters/users.js';
+import { clientAddress } from '../domain/client-address.js';
 import type { SignInOutcome } from '../metrics.js';
 import {
   bodyText,
@@ -44,7 +46,8 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
       summary: 'The sign-in page (HTML form posting username and password to itself)',
       tags: ['session'],
       responses: { 200: { description: 'HTML sign-in form', contentType: 'text/html' } },
-      handler: ({ req, res }) => {
+      handler: ({ req, res, log }) => {
+        noteClientAddress(rt, req, log);
         const session = sessionOf(rt, req);
         sendHtml(res, 200, loginPage(session === undefined ? {} : { signedInAs: session.user }));
         return undefined;
@@ -71,7 +74,9 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
         403: { description: 'Cross-origin request refused' },
         429: { description: 'Too many failed sign-ins: wait Retry-After seconds' },
       },
-      handler: async ({ req, res, signal, log }) => {
+      // The fields are checked before readiness: a malformed sign-in is a 400 while not ready too.
+      requiresReady: 'in-handler',
+      handler: async ({ req, res, signal, log, requireReady }) => {
         const html = prefersHtml(req);
         const username = bodyText(req, 'username')?.trim() ?? '';
         const password = bodyText(req, 'password') ?? '';
@@ -96,8 +101,10 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
           );
           return undefined;
         }
-        const address = req.ip ?? 'unknown';
-        const userKey = `${username.toLowerCase()}\u0000${address}`;
+        requireReady();
+        // Per username + req.ip, which no header changes; per address, as clientAddress() says.
+        const userKey = `${username.toLowerCase()}\u0000${req.ip ?? 'unknown'}`;
+        const address = noteClientAddress(rt, req, log);
         // Both windows start a try (a try in progress counts as a failure), or neither does.
         const now = rt.now();
         const userWait = rt.failuresPerUser.begin(userKey, now);
@@ -169,6 +176,29 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
     ),
     logoutRoute(rt, 'get', [originGuard(rt.config.TASK_PROXY_ALLOWED_ORIGINS)]),
   ];
+}
+
+/**
+ * The sign-in's client address (domain/client-address.ts); the first request that carries
+ * X-Forwarded-For the service does not trust is logged, once.
+ */
+function noteClientAddress(rt: ProxyRuntime, req: Request, log: Logger): string {
+  const address = clientAddress({
+    ip: req.ip,
+    peer: req.socket.remoteAddress,
+    forwardedFor: req.headers['x-forwarded-for'],
+  });
+  if (address.untrustedForward && !rt.warned.untrustedProxy) {
+    rt.warned.untrustedProxy = true;
+    log.warn(
+      { peer: req.socket.remoteAddress },
+      'requests arrive through a proxy (X-Forwarded-For) that TRUST_PROXY does not name: every client ' +
+        'appears with the proxy address, cookies are not marked Secure behind TLS, and sign-ins are ' +
+        'counted by the forwarded address it claims; set TRUST_PROXY to that proxy (its address or ' +
+        'subnet, or hops=1), see the task proxy README',
+    );
+  }
+  return address.key;
 }
 
 /** A new session for `user`; every session the request's cookies named ends (rotation). */

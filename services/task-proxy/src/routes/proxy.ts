@@ -47,7 +47,9 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
       503: { description: 'chat while the agent is offline; offline without a store' },
       504: { description: 'The task agent did not answer in time (it stays online)' },
     },
-    handler: async ({ req, res, signal, log }) => {
+    // The session and the action's fields are checked before readiness (401/400 while not ready too).
+    requiresReady: 'in-handler',
+    handler: async ({ req, res, signal, log, requireReady }) => {
       const fields = (req.body ?? {}) as Record<string, unknown>;
       const action = actionLabel(fields['action']);
       try {
@@ -55,6 +57,7 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
         if (session === undefined)
           throw new UnauthorizedError('No valid session: sign in at /login.php first (cookie PHPSESSID)');
         const request = parseAction(fields, limits);
+        requireReady();
         const answer = await runAction(request, rt.proxy, signal);
         res.setHeader(SOURCE_HEADER, answer.source);
         res.setHeader('cache-control', 'no-store');

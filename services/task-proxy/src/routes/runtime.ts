@@ -17,10 +17,12 @@ export interface ProxyRuntime {
   readonly readiness: Readiness;
   readonly sessions: SessionStore;
   readonly users: UserDirectory;
-  /** Failed sign-ins per username + client address. */
+  /** Failed sign-ins per username + `req.ip`. */
   readonly failuresPerUser: FailureWindow;
-  /** Failed sign-ins per client address. */
+  /** Failed sign-ins per client address (domain/client-address.ts). */
   readonly failuresPerAddress: FailureWindow;
+  /** Warnings logged once per process. */
+  readonly warned: { untrustedProxy: boolean };
   /** Password checks at once. */
   readonly loginGate: ConcurrencyGate;
   readonly monitor: AgentMonitor;
