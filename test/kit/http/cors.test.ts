@@ -105,7 +105,7 @@ describe('CORS', () => {
   });
 
   it('refuses a value that is not a list of origins', () => {
-    const schema = kitConfigSchema({ port: 0 });
+    const schema = kitConfigSchema({ port: 0, maxConcurrency: 1 });
     expect(() => loadConfig(schema, { CORS_ORIGINS: '*' })).toThrow(ConfigError);
     expect(() => loadConfig(schema, { CORS_ORIGINS: 'https://app.example/path' })).toThrow(/no path/);
   });
