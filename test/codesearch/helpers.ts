@@ -59,7 +59,7 @@ export async function startCodesearch(env: Record<string, string> = {}): Promise
     CODESEARCH_THREADS: '2',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'CODE_SEARCH_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -46,7 +46,7 @@ export async function startFace(
     FACE_THREADS: '1',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'FACE_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

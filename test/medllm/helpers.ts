@@ -28,7 +28,7 @@ export async function startMedllmService(env: Record<string, string>): Promise<{
     BACKEND_HEALTH_INTERVAL_MS: '200',
     SHUTDOWN_GRACE_MS: '500',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'MEDLLM_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

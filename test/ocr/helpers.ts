@@ -20,7 +20,7 @@ export async function startOcr(env: Record<string, string> = {}): Promise<OcrTes
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'OCR_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -38,7 +38,7 @@ export async function startSim(
     PATIENT_SIM_LLM_BACKOFF_MS: '20',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'PATIENT_SIM_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

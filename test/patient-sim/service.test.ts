@@ -373,11 +373,14 @@ describe('bearer auth', () => {
   it('with AUTH_TOKENS_FILE every route but the probes needs a token', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'patient-auth-'));
     const file = join(dir, 'tokens');
-    writeFileSync(file, 'sim-secret agent\n');
+    writeFileSync(file, 'sim-secret patient_sim\nagent-secret ai_agent\n');
     const s = await startSim(llm.url, { AUTH_TOKENS_FILE: file });
     try {
       expect((await fetch(`${s.url}/health`)).status).toBe(200);
       expect((await fetch(`${s.url}/patients`)).status).toBe(401);
+      // A token of another service opens nothing here.
+      const other = await fetch(`${s.url}/patients`, { headers: { authorization: 'Bearer agent-secret' } });
+      expect(other.status).toBe(403);
       const res = await postJson(
         `${s.url}/patient`,
         { message: 'Hello', patient_id: CAP },

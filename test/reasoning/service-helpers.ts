@@ -121,7 +121,7 @@ export async function startReasoning(env: Record<string, string> = {}): Promise<
     REASONING_DEVICE: 'cpu',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'REASONING_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

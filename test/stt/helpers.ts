@@ -23,7 +23,7 @@ export async function startStt(env: Record<string, string> = {}, settle = true):
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'STT_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -30,7 +30,7 @@ export async function startTts(env: Record<string, string> = {}): Promise<TtsTes
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
     TTS_THREADS: '1',
-    ...authOffUnlessGiven(env),
+    ...authOffUnlessGiven(env, 'TTS_API_TOKEN'),
     ...env,
   });
   const { logs, destination } = captureLogs();
