@@ -121,6 +121,14 @@ export function isGated(route: AnyRoute): boolean {
 }
 
 /**
+ * Whether the route reads a request body: its own `bodyParser`, else the app's JSON and form
+ * parsers on every method but GET (so a DELETE with a broken JSON body is a 400 too).
+ */
+export function parsesBody(route: AnyRoute): boolean {
+  return route.bodyParser === undefined ? route.method !== 'get' : route.bodyParser.length > 0;
+}
+
+/**
  * Before the body is read: the route's deadline and readiness (a service that is not ready answers
  * 503 without reading an upload). The concurrency slot is taken later, once the body is in
  * (`routeHandler`): a slow or stalled upload must not hold one of the few slots that guard a model.
