@@ -319,6 +319,14 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     expect((await api(agent.url, 'POST', '/api/v1/chat', { message: '' })).status).toBe(422);
   }, 30_000);
 
+  it('a chat message longer than the LLM’s context: 400 saying so, not a 502 (found by the OpenAPI fuzz)', async () => {
+    const res = await api(agent.url, 'POST', '/api/v1/chat', { message: '0'.repeat(8000) });
+    expect({ status: res.status, detail: res.body['detail'] }).toEqual({
+      status: 400,
+      detail: expect.stringContaining("does not fit the LLM's context") as unknown,
+    });
+  }, 30_000);
+
   it('answers the official openai SDK, whole and streamed', async () => {
     const client = new OpenAI({ baseURL: `${agent.url}/v1`, apiKey: TASK_AGENT_TOKEN, maxRetries: 0 });
     const whole = await client.chat.completions.create({
