@@ -296,6 +296,18 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     ).toBe(200);
     expect((await api(agent.url, 'DELETE', `/api/v1/schedules/${schedule.id}`)).status).toBe(200);
     expect((await api(agent.url, 'DELETE', `/api/v1/schedules/${schedule.id}`)).status).toBe(404);
+    expect(
+      (await api(agent.url, 'PATCH', `/api/v1/schedules/${schedule.id}`, { enabled: true })).status,
+    ).toBe(404);
+    // Both 404s are in the OpenAPI document (the fuzz found them missing).
+    const doc = (await (await fetch(`${agent.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const byId = doc.paths['/api/v1/schedules/{id}']!;
+    expect([Object.keys(byId['patch']!.responses), Object.keys(byId['delete']!.responses)]).toEqual([
+      expect.arrayContaining(['404']),
+      expect.arrayContaining(['404']),
+    ]);
   }, 40_000);
 
   it('chats in sessions kept in the store, and clears them', async () => {
