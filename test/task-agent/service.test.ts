@@ -161,6 +161,17 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     expect((await api(agent.url, 'GET', '/api/v1/tasks/999999')).status).toBe(404);
     expect((await api(agent.url, 'POST', '/api/v1/tasks/999999/cancel')).status).toBe(404);
     expect((await api(agent.url, 'GET', '/api/v1/tasks/abc')).status).toBe(422);
+    // The logs and runs of an unknown task are a 404 too, which their OpenAPI entries list (the fuzz
+    // found them missing).
+    expect((await api(agent.url, 'GET', '/api/v1/logs?task_id=999999')).status).toBe(404);
+    expect((await api(agent.url, 'GET', '/api/v1/runs?task_id=999999')).status).toBe(404);
+    const doc = (await (await fetch(`${agent.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+    };
+    expect([
+      doc.paths['/api/v1/logs']!.get.responses['404'],
+      doc.paths['/api/v1/runs']!.get.responses['404'],
+    ]).toEqual([expect.anything(), expect.anything()]);
   });
 
   it('filters by any name of a status group, and counts per group', async () => {
