@@ -6,7 +6,8 @@
  * Gemma 3 270M for the text LLM, the face, voice and code-search models, llama.cpp's llama-server
  * on the tiny generated multimodal model for medllm), every dependency up. Then, service after
  * service, `schemathesis run <url>/openapi.json` with a token, and the test fails on any answer
- * that is a 5xx, any request that got no answer, and any answer its document does not describe.
+ * that is a 5xx, any request that got no answer, any answer its document does not describe, and a
+ * service that crashed (the runner restarted it) during its fuzz.
  *
  * The checks, and why these:
  * - not_a_server_error: no 5xx, whatever was sent (every dependency is up, so no 502/503 is due);
@@ -26,7 +27,8 @@
  * of the LLM generate at most 16 tokens per call (AGENT_MAX_TOKENS, PATIENT_SIM_MAX_TOKENS,
  * REASONING_LLM_MAX_TOKENS, TASK_AGENT_CHAT_MAX_TOKENS) and the task agent runs no workers (its
  * API is fuzzed; tasks it stores are run by test/task-agent and the default suite's test), so no
- * background generation competes with the fuzz. FUZZ_SEED (default fixed) makes a run repeatable.
+ * background generation competes with the fuzz. FUZZ_SEED (default fixed) makes a run repeatable;
+ * FUZZ_CHECKS and FUZZ_PHASES widen one by hand (e.g. ignored_auth, the stateful phase).
  *
  * One token with scope `*` in one tokens file (AUTH_TOKENS_FILE of every service), and the same
  * value as every token the runner hands out, so each service accepts it and each caller presents
@@ -81,12 +83,12 @@ const SEED = process.env['FUZZ_SEED'] ?? '20261207';
 const MAX_TOKENS = 16;
 /** The longest one service's fuzz may take before the test gives up on it. */
 const PER_SERVICE_MS = 6 * 60_000;
-const CHECKS = [
-  'not_a_server_error',
-  'status_code_conformance',
-  'content_type_conformance',
-  'response_schema_conformance',
-];
+/** FUZZ_CHECKS and FUZZ_PHASES (comma-separated, schemathesis's names) widen a run by hand. */
+const CHECKS = (
+  process.env['FUZZ_CHECKS'] ??
+  'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance'
+).split(',');
+const PHASES = process.env['FUZZ_PHASES'] ?? 'examples,coverage,fuzzing';
 const LLM_BASE = MODEL_MANIFEST['llm-base']!;
 
 /**
@@ -378,7 +380,7 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
       '--checks',
       CHECKS.join(','),
       '--phases',
-      'examples,coverage,fuzzing',
+      PHASES,
       '--max-examples',
       String(FUZZ_EXAMPLES),
       '--workers',
@@ -465,6 +467,12 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
         if (report.exit_code !== 0 || report.failures.length > 0 || report.errors.length > 0)
           problems.push(findings(printed));
       }
+      // A crash shows as a restart in the runner's table (or the service not ready any more).
+      const row = lastTable().get(key);
+      if (row?.restarts !== 0 || row.state !== 'ready')
+        problems.push(
+          `${key} is ${row?.state ?? 'gone'} after its fuzz, restarted ${row?.restarts ?? '?'} times`,
+        );
       const ok = problems.length === 0;
       results.push({ key, operations, cases, seconds: (Date.now() - began) / 1000, ok });
       if (!ok) {
