@@ -13,11 +13,12 @@
  * - not_a_server_error: no 5xx, whatever was sent (every dependency is up, so no 502/503 is due);
  * - status_code_conformance: every status is one the document lists for the operation;
  * - content_type_conformance: the answer's media type is one documented for that status;
- * - response_schema_conformance: the body (each event of a stream too) matches its schema.
+ * - response_schema_conformance: the body (each event of a stream too) matches its schema;
+ * - ignored_auth: an operation the document says needs a token refuses a request without one or
+ *   with a wrong one (401), so no route is open by mistake.
  * Left out: negative_data_rejection and positive_data_acceptance judge how strict validation is
- * against the schema (zod keeps unknown keys out without refusing them), not whether an answer is
- * right; the stateful phase and the auth checks are left to the services' own tests, to keep the run
- * within its time (each service's auth is tested in its own file and the kit's).
+ * against the schema (zod drops unknown keys without refusing them), not whether an answer is
+ * right; the stateful phase, to keep the run within its time (FUZZ_PHASES adds it).
  *
  * Bounds, for a whole run of about 8 minutes on two cores: FUZZ_EXAMPLES generated cases per
  * operation (default 10) besides schemathesis's coverage cases, one request at a time, a request
@@ -86,7 +87,7 @@ const PER_SERVICE_MS = 6 * 60_000;
 /** FUZZ_CHECKS and FUZZ_PHASES (comma-separated, schemathesis's names) widen a run by hand. */
 const CHECKS = (
   process.env['FUZZ_CHECKS'] ??
-  'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance'
+  'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,ignored_auth'
 ).split(',');
 const PHASES = process.env['FUZZ_PHASES'] ?? 'examples,coverage,fuzzing';
 const LLM_BASE = MODEL_MANIFEST['llm-base']!;
@@ -178,9 +179,14 @@ interface ServiceResult {
 const tomlString = (s: string): string => JSON.stringify(s);
 const tomlList = (xs: readonly string[]): string => `[${xs.map(tomlString).join(', ')}]`;
 
-/** Schemathesis's configuration for one service: model names to try, the LLM operations' bounds. */
-function configFor(key: ComponentKey, models: readonly string[]): string {
-  const lines: string[] = [];
+/**
+ * Schemathesis's configuration for one service: the token for its documents' `bearer` scheme
+ * (taken from the environment; as the scheme's credential, schemathesis leaves it out where it
+ * checks that a route refuses a request without one), model names to try, the LLM operations'
+ * bounds.
+ */
+function configFor(key: ComponentKey, models: readonly string[], bearer: boolean): string {
+  const lines: string[] = bearer ? ['[auth.openapi.bearer]', 'bearer = "${FUZZ_TOKEN}"', ''] : [];
   if (models.length > 0) {
     // A model name the service serves, most of the time: other names are refused (404/400), and
     // a fuzz that never names one never reaches the generation.
@@ -368,9 +374,10 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
     headers: Record<string, string>,
     extra: readonly string[],
     models: readonly string[],
+    bearer: boolean,
   ): Promise<{ report: RunReport; printed: string }> {
     const config = join(root, `${name}.toml`);
-    writeFileSync(config, configFor(key, models));
+    writeFileSync(config, configFor(key, models, bearer));
     const reportFile = join(reports, `${name}.json`);
     const args = [
       '--config-file',
@@ -409,6 +416,7 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
         HOME: process.env['HOME'] ?? root,
         SCHEMATHESIS_HOOKS: join(HERE, 'hooks.py'),
         FUZZ_MAX_TOKENS: String(MAX_TOKENS),
+        FUZZ_TOKEN: token,
         PYTHONDONTWRITEBYTECODE: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -440,6 +448,10 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
     async (key) => {
       const began = Date.now();
       const models = await modelsOf(key);
+      const document = (await (await fetch(`${urls.get(key)!}/openapi.json`)).json()) as {
+        components?: { securitySchemes?: Record<string, unknown> };
+      };
+      const bearer = document.components?.securitySchemes?.['bearer'] !== undefined;
       const runs: { name: string; headers: Record<string, string>; extra: string[] }[] =
         key === 'taskProxy'
           ? [
@@ -456,12 +468,19 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
                 extra: ['--include-path', '/logout.php'],
               },
             ]
-          : [{ name: key, headers: { authorization: `Bearer ${token}` }, extra: [] }];
+          : [{ name: key, headers: {}, extra: [] }];
       let cases = 0;
       let operations = 0;
       const problems: string[] = [];
       for (const run of runs) {
-        const { report, printed } = await runSchemathesis(key, run.name, run.headers, run.extra, models);
+        const { report, printed } = await runSchemathesis(
+          key,
+          run.name,
+          run.headers,
+          run.extra,
+          models,
+          bearer,
+        );
         cases += report.test_cases.generated;
         operations += report.operations.selected;
         if (report.exit_code !== 0 || report.failures.length > 0 || report.errors.length > 0)
