@@ -217,6 +217,8 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
   const password = randomBytes(24).toString('base64url');
   const urls = new Map<ComponentKey, string>();
   const results: ServiceResult[] = [];
+  /** schemathesis processes still running (killed in afterAll if a test gave up on one). */
+  const fuzzing = new Set<ChildProcess>();
   const started = Date.now();
   let proxyCookie = '';
   const lastTable = (): Map<string, TableRow> =>
@@ -328,6 +330,7 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
   }, READY_WITHIN_MS + 60_000);
 
   afterAll(async () => {
+    for (const proc of fuzzing) proc.kill('SIGKILL');
     const rows = [...lastTable().values()];
     const pids = rows.flatMap((r) => (r.pid === null ? [] : [r.pid]));
     if (child !== undefined && child.exitCode === null) child.kill('SIGINT');
@@ -375,6 +378,7 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
     extra: readonly string[],
     models: readonly string[],
     bearer: boolean,
+    deadline: number,
   ): Promise<{ report: RunReport; printed: string }> {
     const config = join(root, `${name}.toml`);
     writeFileSync(config, configFor(key, models, bearer));
@@ -421,12 +425,24 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    fuzzing.add(proc);
+    proc.once('exit', () => fuzzing.delete(proc));
     let printed = '';
     proc.stdout.on('data', (c: Buffer) => (printed += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (printed += c.toString()));
+    // Past the time it has left, it is stopped (and its requests with it) before jest gives up on
+    // the test, so that no fuzz outlives its test.
+    const timer = setTimeout(() => proc.kill('SIGKILL'), Math.max(0, deadline - Date.now()));
     await new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    if (!existsSync(reportFile)) throw new Error(`schemathesis wrote no report for ${key}:\n${printed}`);
-    return { report: JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport, printed };
+    clearTimeout(timer);
+    if (proc.signalCode === 'SIGKILL')
+      throw new Error(`schemathesis did not finish with ${key} in time:\n${findings(printed)}`);
+    const text = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '';
+    if (text === '')
+      throw new Error(
+        `schemathesis (exit ${String(proc.exitCode ?? proc.signalCode)}) wrote no report for ${key}:\n${printed.slice(-20_000)}`,
+      );
+    return { report: JSON.parse(text) as RunReport, printed };
   }
 
   /** What schemathesis said about the problems it found: from its first ERRORS or FAILURES section on. */
@@ -480,6 +496,7 @@ describeReal(missing, 'schemathesis against the OpenAPI document of every servic
           run.extra,
           models,
           bearer,
+          began + PER_SERVICE_MS - 15_000,
         );
         cases += report.test_cases.generated;
         operations += report.operations.selected;
