@@ -7,6 +7,9 @@
 #      As root it runs apt-get; otherwise through sudo when sudo is there; otherwise it prints the
 #      one `apt-get install` line to run and goes on (the services that need them say so).
 #   2. npm install.
+#   3. With --test, the test tools that come from PyPI: schemathesis, the OpenAPI fuzzer
+#      (test/fuzz/install.sh: pinned, in a virtualenv under $CLINICALSUITE_HOME; nothing when
+#      installed). Python is a test tool here only: no service runs it.
 #
 # Then `npm start` runs the suite (README, "Quick start").
 set -euo pipefail
@@ -17,7 +20,7 @@ for arg in "$@"; do
   case "$arg" in
     --test) with_test=true ;;
     -h | --help)
-      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -67,3 +70,9 @@ fi
 
 echo "== npm install"
 npm install --no-audit --no-fund --loglevel=error
+
+if [ "$with_test" = true ]; then
+  echo "== test tools from PyPI: schemathesis (test/fuzz/install.sh)"
+  schemathesis=$(bash test/fuzz/install.sh)
+  echo "   $schemathesis"
+fi

@@ -227,6 +227,15 @@ describe('the simulator in front of the real LLM', () => {
     expect(all).not.toContain('Have you had a fever');
     expect(all).not.toContain('Em sốt từ bao giờ');
   });
+
+  it('a message longer than the LLM’s context: 400 saying so, not a 502 (found by the OpenAPI fuzz)', async () => {
+    const res = await postJson(`${sim.url}/patient`, { message: '0'.repeat(4000), patient_id: CAP });
+    const body = (await res.json()) as { detail: string };
+    expect({ status: res.status, detail: body.detail }).toEqual({
+      status: 400,
+      detail: expect.stringContaining("does not fit the LLM's context") as unknown,
+    });
+  });
 });
 
 describe('the reply check on the real model', () => {

@@ -161,6 +161,17 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     expect((await api(agent.url, 'GET', '/api/v1/tasks/999999')).status).toBe(404);
     expect((await api(agent.url, 'POST', '/api/v1/tasks/999999/cancel')).status).toBe(404);
     expect((await api(agent.url, 'GET', '/api/v1/tasks/abc')).status).toBe(422);
+    // The logs and runs of an unknown task are a 404 too, which their OpenAPI entries list (the fuzz
+    // found them missing).
+    expect((await api(agent.url, 'GET', '/api/v1/logs?task_id=999999')).status).toBe(404);
+    expect((await api(agent.url, 'GET', '/api/v1/runs?task_id=999999')).status).toBe(404);
+    const doc = (await (await fetch(`${agent.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+    };
+    expect([
+      doc.paths['/api/v1/logs']!.get.responses['404'],
+      doc.paths['/api/v1/runs']!.get.responses['404'],
+    ]).toEqual([expect.anything(), expect.anything()]);
   });
 
   it('filters by any name of a status group, and counts per group', async () => {
@@ -296,6 +307,18 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     ).toBe(200);
     expect((await api(agent.url, 'DELETE', `/api/v1/schedules/${schedule.id}`)).status).toBe(200);
     expect((await api(agent.url, 'DELETE', `/api/v1/schedules/${schedule.id}`)).status).toBe(404);
+    expect(
+      (await api(agent.url, 'PATCH', `/api/v1/schedules/${schedule.id}`, { enabled: true })).status,
+    ).toBe(404);
+    // Both 404s are in the OpenAPI document (the fuzz found them missing).
+    const doc = (await (await fetch(`${agent.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const byId = doc.paths['/api/v1/schedules/{id}']!;
+    expect([Object.keys(byId['patch']!.responses), Object.keys(byId['delete']!.responses)]).toEqual([
+      expect.arrayContaining(['404']),
+      expect.arrayContaining(['404']),
+    ]);
   }, 40_000);
 
   it('chats in sessions kept in the store, and clears them', async () => {
@@ -317,6 +340,14 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
     expect((await api(agent.url, 'DELETE', `/api/v1/chat/${sessionId}`)).body).toEqual({ cleared: true });
     expect((await api(agent.url, 'DELETE', `/api/v1/chat/${sessionId}`)).body).toEqual({ cleared: false });
     expect((await api(agent.url, 'POST', '/api/v1/chat', { message: '' })).status).toBe(422);
+  }, 30_000);
+
+  it('a chat message longer than the LLM’s context: 400 saying so, not a 502 (found by the OpenAPI fuzz)', async () => {
+    const res = await api(agent.url, 'POST', '/api/v1/chat', { message: '0'.repeat(8000) });
+    expect({ status: res.status, detail: res.body['detail'] }).toEqual({
+      status: 400,
+      detail: expect.stringContaining("does not fit the LLM's context") as unknown,
+    });
   }, 30_000);
 
   it('answers the official openai SDK, whole and streamed', async () => {

@@ -10,7 +10,7 @@ import { corsMiddleware } from '../http/cors.js';
 import { contextMiddleware, requestContext, type RequestContext } from '../http/context.js';
 import { buildOpenApiDocument, docsRouter } from '../http/openapi.js';
 import { createErrorRenderer, type ErrorShape } from '../http/render-error.js';
-import { admissionHandler, routeHandler, type AnyRoute } from '../http/route.js';
+import { admissionHandler, parsesBody, routeHandler, type AnyRoute } from '../http/route.js';
 import { createLogger, loggableUrl, type Logger } from '../logger.js';
 import { createMetrics, httpMetricsMiddleware, type KitMetrics } from '../metrics.js';
 import { ConfigError, type KitConfig } from '../config.js';
@@ -198,7 +198,7 @@ export function buildApp(options: AppOptions): KitApp {
   const countBody = bodyMemory.handler();
   const bodyIdle = bodyIdleHandler(config.BODY_IDLE_TIMEOUT_MS, config.BODY_MIN_RATE);
   for (const route of routes) {
-    const parsers = route.bodyParser ?? (route.method === 'get' ? [] : bodyParsers);
+    const parsers = parsesBody(route) ? (route.bodyParser ?? bodyParsers) : [];
     const chain = [
       (req: express.Request, _res: express.Response, next: express.NextFunction) => {
         requestContext(req).route = route.path;

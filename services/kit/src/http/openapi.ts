@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { AnyRoute } from './route.js';
-import { isGated } from './route.js';
+import { isGated, parsesBody } from './route.js';
 import type { ErrorShape } from './render-error.js';
 
 /**
@@ -49,6 +49,42 @@ function errorSchemaFor(path: string, shape: ErrorShape): z.ZodType {
 
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
+const SSE = 'text/event-stream';
+
+/**
+ * A `text/event-stream` answer as OpenAPI 3.1 reads it: the schema describes one event (its
+ * `event`, `data`, `id` and `retry` fields), so the route's schema is that of the JSON in `data`
+ * (`contentSchema`); the last event's data is `[DONE]`. Named events (`event: error`, the agent's
+ * `event: data`) carry JSON of their own and are only said to be text.
+ */
+function sseEvent(data: JsonSchema | undefined): JsonSchema {
+  return {
+    description:
+      'One server-sent event. Unnamed events carry JSON (`contentSchema`) and the last one `[DONE]`; ' +
+      'named events (`error`) carry their own JSON.',
+    type: 'object',
+    properties: {
+      event: { type: 'string' },
+      data: { type: 'string' },
+      id: { type: 'string' },
+      retry: { type: 'integer', minimum: 0 },
+    },
+    required: ['data'],
+    ...(data === undefined
+      ? {}
+      : {
+          if: { properties: { event: { const: 'message' } } },
+          then: {
+            properties: {
+              data: {
+                anyOf: [{ const: '[DONE]' }, { contentMediaType: 'application/json', contentSchema: data }],
+              },
+            },
+          },
+        }),
+  };
+}
+
 function parameters(schema: z.ZodType | undefined, where: 'query' | 'path'): unknown[] {
   if (schema === undefined) return [];
   const s = jsonSchema(schema, 'input');
@@ -65,27 +101,44 @@ function parameters(schema: z.ZodType | undefined, where: 'query' | 'path'): unk
 
 function operation(route: AnyRoute, info: OpenApiInfo): Record<string, unknown> {
   const errorBody = json(jsonSchema(errorSchemaFor(route.path, info.errorShape), 'output'));
-  const responses: Record<string, unknown> = {
+  const responses: Record<string, { description: string; content?: Record<string, unknown> }> = {
     [String(route.status ?? 200)]: {
       description: 'Success',
       ...(route.response ? { content: json(jsonSchema(route.response, 'output')) } : {}),
     },
   };
+  // A status documented twice (a JSON answer and, with `stream: true`, server-sent events) lists
+  // both media types; an error status documented without a schema has the error catalogue's body.
   for (const [status, doc] of Object.entries(route.responses ?? {})) {
-    responses[status] = {
-      description: doc.description,
-      ...(doc.schema
-        ? {
-            content: {
-              [doc.contentType ?? 'application/json']: { schema: jsonSchema(doc.schema, 'output') },
-            },
-          }
-        : {}),
-    };
+    const type = doc.contentType ?? 'application/json';
+    const data = doc.schema ? jsonSchema(doc.schema, 'output') : undefined;
+    const content =
+      type === SSE
+        ? { [SSE]: { schema: sseEvent(data) } }
+        : data
+          ? { [type]: { schema: data } }
+          : Number(status) >= 400
+            ? errorBody
+            : undefined;
+    const known = responses[status];
+    responses[status] =
+      known === undefined
+        ? { description: doc.description, ...(content ? { content } : {}) }
+        : {
+            description: `${known.description}. ${doc.description}`,
+            ...(known.content || content ? { content: { ...known.content, ...content } } : {}),
+          };
   }
+  const body = parsesBody(route);
   const standard: [number, string, boolean][] = [
+    [
+      400,
+      'Malformed request: a body that is not valid JSON or multipart, or a path parameter that is not valid UTF-8',
+      body || route.path.includes(':'),
+    ],
     [401, 'Missing or invalid bearer token', info.authenticated && route.auth !== false],
-    [413, 'Request body too large', route.body !== undefined],
+    [413, 'Request body too large', body],
+    [415, 'Unsupported media type, charset or Content-Encoding of the body', body],
     [
       route.validationStatus ?? 422,
       'Validation failed; lists the failing fields',

@@ -134,6 +134,14 @@ export function isGated(route: AnyRoute): boolean {
 }
 
 /**
+ * Whether the route reads a request body: its own `bodyParser`, else the app's JSON and form
+ * parsers on every method but GET (so a DELETE with a broken JSON body is a 400 too).
+ */
+export function parsesBody(route: AnyRoute): boolean {
+  return route.bodyParser === undefined ? route.method !== 'get' : route.bodyParser.length > 0;
+}
+
+/**
  * Before the body is read: the route's deadline. The deadline runs from arrival and covers the
  * upload, the wait and the work: when it passes before the body has all arrived, the 504 closes the
  * connection, which stops the upload. Readiness and the concurrency slot come later

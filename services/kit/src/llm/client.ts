@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError, errorCause } from '../errors.js';
+import {
+  BadGatewayError,
+  BadRequestError,
+  GatewayTimeoutError,
+  ServiceUnavailableError,
+  errorCause,
+} from '../errors.js';
 import { loggableUrl } from '../logger.js';
 import type {
   CompletionRequest,
@@ -217,6 +223,13 @@ export class LlmClient implements StreamingChatBackend {
     const detail = said === undefined ? '' : `: ${said}`;
     if (res.status === 401 || res.status === 403)
       return new BadGatewayError(capitalize(this.unauthorizedMessage(res.status)));
+    // The caller's text (with the prompt around it) is longer than the model's context: the
+    // client's to shorten, not a failure of the LLM.
+    if (res.status >= 400 && res.status < 500 && contextOverflow(text)) {
+      return new BadRequestError(`The text does not fit the LLM's context${detail}`, {
+        code: 'context_length_exceeded',
+      });
+    }
     if (res.status === 429) {
       const after = Number(res.headers.get('retry-after') ?? '5');
       return new ServiceUnavailableError(
@@ -342,6 +355,22 @@ export function upstreamMessage(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether an upstream error body says the prompt does not fit the context: OpenAI's and this
+ * suite's LLM `context_length_exceeded` code or wording, llama.cpp server's `exceed_context_size`.
+ */
+export function contextOverflow(text: string): boolean {
+  let code: unknown;
+  try {
+    code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    // not JSON: the wording decides
+  }
+  if (code === 'context_length_exceeded' || code === 'exceed_context_size_error') return true;
+  const said = (upstreamMessage(text) ?? '').toLowerCase();
+  return said.includes('maximum context length') || said.includes('exceeds the available context size');
 }
 
 /** The model ids of an OpenAI `/v1/models` listing (none when it is not one). */

@@ -40,6 +40,7 @@ export function patientTurnRoute(rt: PatientSimRuntime): AnyRoute {
     body: PatientTurnRequestSchema(rt.config.PATIENT_SIM_MAX_MESSAGE_CHARS),
     response: PatientTurnResponseSchema,
     responses: {
+      400: { description: "The body is not valid JSON, or the conversation does not fit the LLM's context" },
       404: { description: 'Unknown patient_id; the message lists the valid ids' },
       409: { description: 'The session belongs to another patient, or reached its turn limit' },
       413: { description: 'Body larger than BODY_LIMIT' },

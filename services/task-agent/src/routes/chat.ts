@@ -36,7 +36,13 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       tags: ['chat'],
       body: chatRequestSchema(rt.config.TASK_AGENT_MAX_MESSAGE_CHARS),
       response: ChatResponseSchema,
-      responses: { 502: { description: 'The LLM failed' }, 503: { description: 'The LLM is not available' } },
+      responses: {
+        400: {
+          description: "The body is not valid JSON, or the conversation does not fit the LLM's context",
+        },
+        502: { description: 'The LLM failed' },
+        503: { description: 'The LLM is not available' },
+      },
       handler: async ({ body, signal }) => {
         const sessionId = body.session_id ?? rt.newSessionId();
         const history = await store.chatHistory(sessionId, rt.config.TASK_AGENT_CHAT_HISTORY);

@@ -57,6 +57,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       params: IdParamsSchema,
       body: UpdateScheduleSchema,
       response: z.object({ schedule: ScheduleSchema }),
+      responses: { 404: { description: 'No such schedule' } },
       gated: false,
       handler: async ({ params, body }) => {
         const schedule = await store.setScheduleEnabled(params.id, body.enabled, nextRun, now());
@@ -71,6 +72,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       tags: ['schedules'],
       params: IdParamsSchema,
       response: z.object({ deleted: z.boolean() }),
+      responses: { 404: { description: 'No such schedule' } },
       gated: false,
       handler: async ({ params }) => {
         if (!(await store.deleteSchedule(params.id)))

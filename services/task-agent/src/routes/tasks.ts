@@ -144,6 +144,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       tags: ['tasks'],
       query: ListLogsQuerySchema,
       response: z.object({ logs: z.array(LogSchema) }),
+      responses: { 404: { description: 'No task with that task_id' } },
       handler: ({ query }) =>
         logsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
     }),
@@ -154,6 +155,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       tags: ['tasks'],
       query: ListLogsQuerySchema,
       response: z.object({ runs: z.array(RunSchema) }),
+      responses: { 404: { description: 'No task with that task_id' } },
       handler: ({ query }) =>
         runsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
     }),
