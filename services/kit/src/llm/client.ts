@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BadGatewayError, GatewayTimeoutError, ServiceUnavailableError, errorCause } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { withoutTrailingSlashes } from '../urls.js';
 import type {
   CompletionRequest,
   CompletionResult,
@@ -49,7 +50,7 @@ export class LlmClient implements StreamingChatBackend {
   readonly displayUrl: string;
 
   constructor(private readonly options: LlmClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.baseUrl).replace(/\/v1$/, '');
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
   }
 

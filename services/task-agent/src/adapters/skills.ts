@@ -1,4 +1,4 @@
-import { BadGatewayError, errorCause, loggableUrl } from '@clinicalsuite/kit';
+import { BadGatewayError, errorCause, loggableUrl, withoutTrailingSlashes } from '@clinicalsuite/kit';
 import type { ChatBackend } from '@clinicalsuite/kit/llm';
 import { z } from 'zod';
 import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
@@ -63,7 +63,7 @@ export function searchMedicalCodesSkill(
   baseUrl: string,
   timeoutMs: number,
 ): Skill<{ query: string; top_k: number }> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/search`;
+  const url = `${withoutTrailingSlashes(baseUrl)}/search`;
   return {
     name: 'search_medical_codes',
     description:
@@ -95,7 +95,7 @@ export function searchMedicalCodesSkill(
 }
 
 export function askReasoningSkill(baseUrl: string, timeoutMs: number): Skill<{ text: string }> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/api/v1/diagnosis`;
+  const url = `${withoutTrailingSlashes(baseUrl)}/api/v1/diagnosis`;
   return {
     name: 'ask_reasoning_engine',
     description:
@@ -213,7 +213,7 @@ export function checkServiceSkill(
     run: async (input, ctx) => {
       const base = services[input.service] ?? '';
       const { status, body } = await callJson(
-        `${base.replace(/\/+$/, '')}/health`,
+        `${withoutTrailingSlashes(base)}/health`,
         { method: 'GET' },
         ctx,
         timeoutMs,
