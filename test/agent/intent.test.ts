@@ -14,6 +14,7 @@ import {
   parseClassifierReply,
   type AttachmentHints,
 } from '../../services/agent/src/domain/intent/index.js';
+import { FEATURES, PATTERNS } from '../../services/agent/src/domain/intent/patterns.js';
 import {
   CONCRETE_INTENTS,
   type ConcreteIntent,
@@ -212,6 +213,41 @@ describe('rules on hostile input', () => {
       expect(performance.now() - started).toBeLessThan(100);
     }
     expect(detectByRules('ls -la ./notes/*.txt ~/x')?.intent).toBe('shell');
+  });
+
+  // Options such as `--s` read two ways each (`-` `-s`, `--` `s`) by the rule as first fixed: 22 of
+  // them and a "!" took about a second, twice as long with each one more.
+  it('classify a command with many `--s` options and a trailing "!" in milliseconds', () => {
+    for (const words of [16, 22, 200]) {
+      const message = `ls${' --s'.repeat(words)} !`;
+      const started = performance.now();
+      detectByRules(message);
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+    expect(detectByRules('ls --sort=size -l /tmp')?.intent).toBe('shell');
+    expect(detectByRules('df -h')?.intent).toBe('shell');
+  });
+
+  // The rules read at most 5000 characters of a message (RULES_HEAD_CHARS + RULES_TAIL_CHARS); these
+  // patterns are also linear on their own, on 30,000 characters each.
+  it.each([
+    ['code.syntax', `m${'\n'.repeat(30_000)}`],
+    ['code.syntax', 'a'.repeat(30_000)],
+    ['debug.any.stack-frame', `0${':at A (A'.repeat(8000)}`],
+  ])('match %s in linear time on long hostile text', (name, text) => {
+    const spec = [...FEATURES, ...PATTERNS].find((p) => p.name === name)!;
+    const re = new RegExp(spec.source);
+    const started = performance.now();
+    re.test(text);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  it('still recognise code and stack frames', () => {
+    expect(detectByRules('const x = 1;\nimport os\nfoo() {')?.matched).toBeDefined();
+    expect(detectByRules('TypeError: boom\n    at Object.<anonymous> (/srv/app/index.js:10:5)')?.intent).toBe(
+      'debug',
+    );
+    expect(detectByRules('File "/srv/app.py", line 3, in <module>\nNameError')?.intent).toBe('debug');
   });
 });
 
