@@ -14,6 +14,7 @@ import {
   parseClassifierReply,
   type AttachmentHints,
 } from '../../services/agent/src/domain/intent/index.js';
+import { FEATURES, PATTERNS } from '../../services/agent/src/domain/intent/patterns.js';
 import {
   CONCRETE_INTENTS,
   type ConcreteIntent,
@@ -212,6 +213,72 @@ describe('rules on hostile input', () => {
       expect(performance.now() - started).toBeLessThan(100);
     }
     expect(detectByRules('ls -la ./notes/*.txt ~/x')?.intent).toBe('shell');
+  });
+
+  // Options such as `--s` read two ways each (`-` `-s`, `--` `s`) by the rule as first fixed: 22 of
+  // them and a "!" took about a second, twice as long with each one more.
+  it('classify a command with many `--s` options and a trailing "!" in milliseconds', () => {
+    for (const words of [16, 22, 200]) {
+      const message = `ls${' --s'.repeat(words)} !`;
+      const started = performance.now();
+      detectByRules(message);
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+    expect(detectByRules('ls --sort=size -l /tmp')?.intent).toBe('shell');
+    expect(detectByRules('df -h')?.intent).toBe('shell');
+  });
+
+  // The rules read at most 5000 characters of a message (RULES_HEAD_CHARS + RULES_TAIL_CHARS); these
+  // patterns are also linear on their own, on 30,000 characters each.
+  it.each([
+    ['code.syntax', `m${'\n'.repeat(30_000)}`],
+    ['code.syntax', 'a'.repeat(30_000)],
+    ['debug.any.stack-frame', `0${':at A (A'.repeat(8000)}`],
+  ])('match %s in linear time on long hostile text', (name, text) => {
+    const spec = [...FEATURES, ...PATTERNS].find((p) => p.name === name)!;
+    const re = new RegExp(spec.source);
+    const started = performance.now();
+    re.test(text);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  // What `/run` does to classify (IntentDetector.decide), rules alone, on the worst inputs found
+  // (`npm run bench:agent-classify` prints each one's time, in this process and through `/run`).
+  it('classify the worst inputs found in under 100 ms each', async () => {
+    const dots = (n: number): string => `ls ${Array.from({ length: n }, () => '........').join(' ')} !`;
+    const inputs: readonly (readonly [string, string])[] = [
+      ['9 dot words', dots(9)],
+      ['10 dot words', dots(10)],
+      ['20 dot words', dots(20)],
+      ['1000 dot words', dots(1000)],
+      ['22 --s options', `ls${' --s'.repeat(22)} !`],
+      ['1000 --s options', `ls${' --s'.repeat(1000)} !`],
+      ['a 100,000-letter word', 'a'.repeat(100_000)],
+      ['100,000 line breaks', `m${'\n'.repeat(99_999)}`],
+      ['100,000 spaces', `ls${' '.repeat(99_997)}!`],
+      ['stack frames', `0${':at A (A'.repeat(12_499)}`],
+      ['sốt repeated', 'sốt '.repeat(25_000)],
+      ['combining marks', 'a\u0301'.repeat(50_000)],
+      ['emoji', '😀'.repeat(50_000)],
+      ['zero-width characters', `l\u200ds${' \u200b-\u200bl'.repeat(20_000)} !`],
+      ['10 MB', 'x '.repeat(5_000_000)],
+    ];
+    const detector = new IntentDetector({ router: null, useLlm: false });
+    const signal = new AbortController().signal;
+    // In order of size: a rule that blows up fails on a short input instead of hanging on a long one.
+    for (const [name, message] of inputs) {
+      const started = performance.now();
+      await detector.decide({ message, language: 'vi' }, signal);
+      expect({ name, fast: performance.now() - started < 100 }).toEqual({ name, fast: true });
+    }
+  });
+
+  it('still recognise code and stack frames', () => {
+    expect(detectByRules('const x = 1;\nimport os\nfoo() {')?.matched).toBeDefined();
+    expect(detectByRules('TypeError: boom\n    at Object.<anonymous> (/srv/app/index.js:10:5)')?.intent).toBe(
+      'debug',
+    );
+    expect(detectByRules('File "/srv/app.py", line 3, in <module>\nNameError')?.intent).toBe('debug');
   });
 });
 

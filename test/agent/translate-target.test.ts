@@ -87,4 +87,9 @@ describe('statedTargetLanguage', () => {
   ])('%s -> %s', (message, target) => {
     expect(statedTargetLanguage(message)).toBe(target);
   });
+
+  it('reads the instruction within the first 400 characters (MAX_INSTRUCTION_CHARS) only', () => {
+    expect(statedTargetLanguage(`${'rất '.repeat(100)}dịch sang tiếng Anh: đau bụng`)).toBeNull();
+    expect(statedTargetLanguage(`Dịch sang tiếng Anh: ${'đau bụng '.repeat(100_000)}`)).toBe('en');
+  });
 });

@@ -29,6 +29,7 @@ export { Readiness } from './readiness.js';
 export { waitForModelFile, type WaitForModelFileOptions } from './model-file.js';
 export { ModelHost, type Disposable, type ModelHostOptions, type ModelState } from './model-host.js';
 export { createLogger, loggableUrl, REDACTED_KEYS, type Logger } from './logger.js';
+export { withoutTrailingSlashes } from './urls.js';
 export { createMetrics, HTTP_DURATION_BUCKETS, type KitMetrics } from './metrics.js';
 export { requestContext, type RequestContext } from './http/context.js';
 export {

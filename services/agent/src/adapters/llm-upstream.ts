@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
-import { errorCause, loggableUrl } from '@clinicalsuite/kit';
+import { errorCause, loggableUrl, withoutTrailingSlashes } from '@clinicalsuite/kit';
 import { isOk, readText, send } from './http-client.js';
 import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
 import { modelIds, upstreamMessage } from '@clinicalsuite/kit/llm';
@@ -79,8 +79,9 @@ export class UpstreamFailure extends Error {
   get refusedParam(): string | null {
     if (this.upstreamParam !== null && this.clientParams.includes(this.upstreamParam))
       return this.upstreamParam;
-    const message = this.upstreamMessage ?? '';
-    return this.clientParams.find((p) => new RegExp(`(?<![\\w])${p}(?![\\w])`).test(message)) ?? null;
+    // The parameter names are words (`max_tokens`): one the message names is one of its words.
+    const words = new Set((this.upstreamMessage ?? '').match(/\w+/g));
+    return this.clientParams.find((p) => words.has(p)) ?? null;
   }
 
   /**
@@ -134,7 +135,7 @@ export class UpstreamClient {
 
   constructor(options: UpstreamClientOptions) {
     this.id = options.id;
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.baseUrl).replace(/\/v1$/, '');
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
     this.headers = {
       accept: 'application/json',

@@ -12,7 +12,7 @@ import { upstreamMessage } from '@clinicalsuite/kit/llm';
  * "`inputs` tokens + `max_new_tokens` must be <= …".
  */
 export const CONTEXT_OVERFLOW =
-  /context_length_exceeded|exceed_context_size|maximum context length|context (?:length|size|window)|prompt is too long|too many (?:input )?tokens|max_new_tokens`? must be|must have less than \d+ (?:input )?tokens|input token count\b.*\bexceeds|max_tokens`? is too large/i;
+  /context_length_exceeded|exceed_context_size|maximum context length|context (?:length|size|window)|prompt is too long|too many (?:input )?tokens|max_new_tokens`? must be|must have less than \d+ (?:input )?tokens|input token count\b.{0,100}\bexceeds|max_tokens`? is too large/i;
 
 /** A parameter this upstream does not support or know: its configuration, another may take it. */
 export const UNSUPPORTED =

@@ -379,8 +379,10 @@ export function parseCodeSelection(reply: string, candidates: readonly CodeCandi
   return { selected, discarded, error: null };
 }
 
+/** The reply without a Markdown fence around it (```` ```json … ``` ````), trimmed. */
 function stripFence(reply: string): string {
   const t = reply.trim();
-  const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/u.exec(t);
-  return fenced?.[1] ?? t;
+  if (t.length < 6 || !t.startsWith('```') || !t.endsWith('```')) return t;
+  const body = t.slice(3, -3);
+  return (body.startsWith('json') ? body.slice(4) : body).trim();
 }

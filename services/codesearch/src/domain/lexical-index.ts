@@ -248,7 +248,8 @@ export class LexicalIndex {
     const codeHits = new Set<number>();
     // Codes as written (`E11.9`, `0DTJ4ZZ`), whole or among the words.
     for (const piece of [query.trim(), ...query.split(/[\s,;()]+/)]) {
-      const code = piece.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+      // A trailing run is tried from its first character only (from each, a long run is read again).
+      const code = piece.replace(/^[^A-Za-z0-9]+|(?<![^A-Za-z0-9])[^A-Za-z0-9]+$/g, '');
       if (code.length >= 2 && code.length <= 32) for (const d of this.lookup(code)) codeHits.add(d);
     }
     tokens.forEach((token, i) => {

@@ -8,6 +8,7 @@ import {
   errorCause,
 } from '../errors.js';
 import { loggableUrl } from '../logger.js';
+import { withoutTrailingSlashes } from '../urls.js';
 import type {
   CompletionRequest,
   CompletionResult,
@@ -55,7 +56,7 @@ export class LlmClient implements StreamingChatBackend {
   readonly displayUrl: string;
 
   constructor(private readonly options: LlmClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.baseUrl).replace(/\/v1$/, '');
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
   }
 

@@ -219,7 +219,10 @@ function cliLogger(stream: ProgressStream, reporter: ProgressReporter): ModelSto
 }
 
 function oneLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ');
+  // Each run of white space holding a line break becomes one space.
+  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, (run) =>
+    run.includes('\n') ? ' ' : run,
+  );
 }
 
 function mb(bytes: number): string {

@@ -29,6 +29,27 @@ const SIMPLE_ESCAPES: Readonly<Record<number, number>> = {
   0x76: 0x0b, // \v
 };
 
+/** A name assigned a string or bytes literal at the start of a line: name, prefix, quote. */
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*([bBrR]{1,2})?(['"])/gm;
+
+interface Assignment {
+  /** Where the line starts, and where the literal's first quote ends. */
+  readonly index: number;
+  readonly end: number;
+  /** The literal's prefix as written (`b`, `rb`…, '' for none) and its quote character. */
+  readonly prefix: string;
+  readonly quote: string;
+}
+
+/** The first assignment of a literal to `name` at the start of a line. */
+function assignmentOf(text: string, name: string): Assignment | null {
+  for (const m of text.matchAll(ASSIGNMENT)) {
+    if (m[1] === name)
+      return { index: m.index, end: m.index + m[0].length, prefix: m[2] ?? '', quote: m[3] ?? '' };
+  }
+  return null;
+}
+
 /**
  * The bytes of the literal assigned to `name` at the start of a line of `source` (a whole `.py`
  * file). Throws {@link PythonLiteralError} when there is no such assignment, the value is not one
@@ -38,16 +59,16 @@ export function readPythonBytesLiteral(source: Uint8Array, name: string): Buffer
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new PythonLiteralError(`"${name}" is not a Python name`);
   // The assignment's head is ASCII; only a prefix of the file is decoded to find it.
   const text = Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('latin1');
-  const head = new RegExp(`^${name}[ \\t]*=[ \\t]*([bBrR]{1,2})?(['"])`, 'm').exec(text);
+  const head = assignmentOf(text, name);
   if (head === null) throw new PythonLiteralError(`no assignment "${name} = b'...'" at the start of a line`);
-  const prefix = (head[1] ?? '').toLowerCase();
+  const prefix = head.prefix.toLowerCase();
   if (prefix !== 'b' && prefix !== 'br' && prefix !== 'rb') {
     throw new PythonLiteralError(
       `${name} is assigned a ${prefix === '' ? 'str' : `${prefix}''`} literal, not bytes`,
     );
   }
-  const quote = (head[2] as string).charCodeAt(0);
-  let i = head.index + head[0].length;
+  const quote = head.quote.charCodeAt(0);
+  let i = head.end;
   const triple = source[i] === quote && source[i + 1] === quote;
   if (triple) i += 2;
   const raw = prefix.includes('r');

@@ -9,6 +9,7 @@
  * - `npm://<package>@<version>/<path/inside/package>`: one file out of an npm package's tarball,
  *   from `$NPM_CONFIG_REGISTRY` (default https://registry.npmjs.org); the version is exact
  */
+import { withoutTrailingSlashes } from '../urls.js';
 
 export type SourceSpec =
   | { readonly kind: 'http'; readonly uri: string; readonly url: string }
@@ -79,7 +80,7 @@ export function parseSourceUri(uri: string): SourceSpec {
 
 /** The URL an `hf://` source downloads from, `<endpoint>/<owner>/<repo>/resolve/<revision>/<path>`. */
 export function hfResolveUrl(spec: Extract<SourceSpec, { kind: 'hf' }>, env: SourceEnv): string {
-  const endpoint = (env['HF_ENDPOINT'] || DEFAULT_HF_ENDPOINT).replace(/\/+$/, '');
+  const endpoint = withoutTrailingSlashes(env['HF_ENDPOINT'] || DEFAULT_HF_ENDPOINT);
   const path = spec.path.split('/').map(encodeURIComponent).join('/');
   return `${endpoint}/${spec.owner}/${spec.repo}/resolve/${encodeURIComponent(spec.revision)}/${path}`;
 }
@@ -175,11 +176,9 @@ function parseNpm(uri: string): SourceSpec {
 
 /** The tarball URL of an npm package version: `<registry>/<name>/-/<basename>-<version>.tgz`. */
 export function npmTarballUrl(spec: Extract<SourceSpec, { kind: 'npm' }>, env: SourceEnv): string {
-  const registry = (
-    env['NPM_CONFIG_REGISTRY'] ||
-    env['npm_config_registry'] ||
-    'https://registry.npmjs.org'
-  ).replace(/\/+$/, '');
+  const registry = withoutTrailingSlashes(
+    env['NPM_CONFIG_REGISTRY'] || env['npm_config_registry'] || 'https://registry.npmjs.org',
+  );
   const base = spec.packageName.split('/').pop() ?? spec.packageName;
   return `${registry}/${spec.packageName}/-/${base}-${spec.version}.tgz`;
 }

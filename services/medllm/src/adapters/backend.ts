@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import type { Logger, Readiness } from '@clinicalsuite/kit';
+import { withoutTrailingSlashes, type Logger, type Readiness } from '@clinicalsuite/kit';
 import { BackendClient } from './backend-client.js';
 import { BackendPidFile, parentDeathLauncher, type Launcher } from './backend-process.js';
 
@@ -97,7 +97,7 @@ export class ManagedBackend {
   start(): void {
     if (this.closed) return;
     if (this.options.externalUrl !== undefined) {
-      this.client = new BackendClient(this.options.externalUrl.replace(/\/+$/, ''));
+      this.client = new BackendClient(withoutTrailingSlashes(this.options.externalUrl));
       this.setState('starting', `waiting for the backend at ${this.client.baseUrl}`);
       this.schedule(0, () => this.watch());
       return;

@@ -113,10 +113,13 @@ export function withoutEcho(
   for (const p of pieces) out = out.split(p).join(' ');
   // Untouched when nothing was echoed.
   if (out === reply) return reply;
-  return out
-    .replace(/[ \t]+/g, ' ')
-    .replace(/\s*\n\s*/g, '\n')
-    .trim();
+  return (
+    out
+      .replace(/[ \t]+/g, ' ')
+      // Each run of white space holding a line break becomes that line break.
+      .replace(/\s+/g, (run) => (run.includes('\n') ? '\n' : run))
+      .trim()
+  );
 }
 
 export async function runTurn(

@@ -10,6 +10,7 @@
  * or parenthesis ("Fever, unspecified"), then one that holds it as a phrase; the code search's
  * order (its score) within each group.
  */
+import { withoutTrailingSlashes } from '@clinicalsuite/kit';
 import { foldTerm } from '../extract/text.js';
 
 export interface CodeHit {
@@ -55,7 +56,7 @@ export class CodeSearchClient {
   readonly #searches = new Map<string, CodeHit[]>();
 
   constructor(private readonly options: CodeSearchOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.baseUrl);
   }
 
   /** ICD-10-CM codes for a finding's words, best first. */

@@ -19,10 +19,12 @@ function isTrigger(category: Scoped): boolean {
   return category === 'negation' || category === 'uncertainty';
 }
 
-/** A sentence end: `.` not inside a number, `;`, `!`, `?`, or a line break not opening a bullet. */
-const SENTENCE_ENDS = /[;!?]|\.(?!\d)|\n(?![ \t]*[-*•+])/gu;
-/** A line break that opens a bullet (with the bullet's offset: the lookahead's group). */
-const BULLET_BREAKS = /\n(?=([ \t]*)[-*•+])/gu;
+/**
+ * Sentence ends and bullets, in one pass: `.` not inside a number, `;`, `!`, `?`, and each line break
+ * read with the blanks after it and the bullet mark there, if any (group 2). A line break ends a
+ * sentence unless it opens a bullet.
+ */
+const BREAKS = /[;!?]|\.(?!\d)|\n([ \t]*)([-*•+])?/gu;
 const WORDS = /[\p{L}\p{N}]+/gu;
 
 /** Past any offset. */
@@ -101,18 +103,21 @@ class CueIndex {
     this.#cues = [...cues].sort((a, b) => a.start - b.start);
 
     const sentenceEnds: number[] = [];
-    for (const m of source.matchAll(SENTENCE_ENDS)) sentenceEnds.push(m.index);
+    const breaks: number[] = [];
+    const bullets: number[] = [];
+    for (const m of source.matchAll(BREAKS)) {
+      if (m[2] === undefined) {
+        sentenceEnds.push(m.index);
+      } else {
+        breaks.push(m.index);
+        bullets.push(m.index + 1 + (m[1] ?? '').length);
+      }
+    }
     this.#sentenceEnds = Int32Array.from(sentenceEnds);
     this.#sentenceEndsBefore = countsBefore(n, sentenceEnds);
     const commas: number[] = [];
     for (let i = source.indexOf(','); i >= 0; i = source.indexOf(',', i + 1)) commas.push(i);
     this.#commasBefore = countsBefore(n, commas);
-    const breaks: number[] = [];
-    const bullets: number[] = [];
-    for (const m of source.matchAll(BULLET_BREAKS)) {
-      breaks.push(m.index);
-      bullets.push(m.index + 1 + (m[1] ?? '').length);
-    }
     this.#bulletBreaks = Int32Array.from(breaks);
     this.#bullets = Int32Array.from(bullets);
     this.#blankFrom = new Int32Array(n + 1);

@@ -128,7 +128,8 @@ export function parseLlmReply(reply: Pick<CompletionResult, 'text' | 'finishReas
   return parsed.data.findings;
 }
 
-const TRIM = /^[\s.,;:!?"'()[\]{}-]+|[\s.,;:!?"'()[\]{}-]+$/gu;
+/** Punctuation and blanks at either end; the trailing run tried from its first character only. */
+const TRIM = /^[\s.,;:!?"'()[\]{}-]+|(?<![\s.,;:!?"'()[\]{}-])[\s.,;:!?"'()[\]{}-]+$/gu;
 
 /**
  * Where `span` is in the text: the exact characters first, then ignoring case and diacritics, on

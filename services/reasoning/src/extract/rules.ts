@@ -74,15 +74,41 @@ function labelPattern(labels: readonly string[]): RegExp {
   return pattern;
 }
 
-const GAP = new RegExp(
-  `(?:[\\s:=~(-]|(?<![\\p{L}])(?:${[...FILLERS]
+/** One separator or filler word between a label and its value (`sốt cao 39`, `HA: 120/80`). */
+const GAP_PART = new RegExp(
+  `[\\s:=~(-]|(?<![\\p{L}])(?:${[...FILLERS]
     .sort((a, b) => b.length - a.length)
     .map(escape)
-    .join('|')})(?![\\p{L}]))*`,
+    .join('|')})(?![\\p{L}])`,
   'uy',
 );
+/** The most characters of separators and fillers a label and its value may have between them. */
+const MAX_GAP_CHARS = 40;
 const NUMBER = /\d+(?:[.,]\d+)*/y;
-const PAIR = /(\d{2,3})\s?\/\s?(\d{1,3})(?![\d.,]*\d)/y;
+/** Two numbers with a slash; not one when digits go on after it (see `digitsFollow`). */
+const PAIR = /(\d{2,3})\s?\/\s?(\d{1,3})/y;
+
+/**
+ * Where the separators and fillers from `at` end, read part by part as a greedy repetition of
+ * GAP_PART would (the first part that fits, each time), stopping once past MAX_GAP_CHARS.
+ */
+function gapEnd(f: string, at: number): number {
+  let end = at;
+  while (end - at <= MAX_GAP_CHARS) {
+    const part = matchAt(GAP_PART, f, end);
+    if (part === null || part[0] === '') break;
+    end += part[0].length;
+  }
+  return end;
+}
+
+/** Whether a digit follows `at`, maybe after dots and commas (`120/80.5`, `120/805`: not a pair). */
+function digitsFollow(f: string, at: number): boolean {
+  let i = at;
+  while (f[i] === '.' || f[i] === ',') i++;
+  const c = f.charCodeAt(i);
+  return c >= 0x30 && c <= 0x39;
+}
 
 /** Something unit-like right after a number: a letter, %, ° or / stuck to it, or a known unit word. */
 const OTHER_UNIT =
@@ -135,17 +161,16 @@ function readingsOf(
     if (labels.length === 0) continue;
     for (const m of f.matchAll(labelPattern(labels))) {
       const labelEnd = m.index + m[0].length;
-      const gap = matchAt(GAP, f, labelEnd);
-      const gapEnd = gap === null ? labelEnd : labelEnd + gap[0].length;
-      if (gapEnd - labelEnd > 40) continue;
-      const value = matchAt(pair ? PAIR : NUMBER, f, gapEnd);
-      if (value === null) continue;
+      const valueStart = gapEnd(f, labelEnd);
+      if (valueStart - labelEnd > MAX_GAP_CHARS) continue;
+      const value = matchAt(pair ? PAIR : NUMBER, f, valueStart);
+      if (value === null || (pair && digitsFollow(f, valueStart + value[0].length))) continue;
       out.push({
         labelStart: m.index,
-        valueStart: gapEnd,
-        valueEnd: gapEnd + value[0].length,
+        valueStart,
+        valueEnd: valueStart + value[0].length,
         numbers: pair ? [value[1] ?? '', value[2] ?? ''] : [value[0]],
-        labelText: f.slice(m.index, gapEnd),
+        labelText: f.slice(m.index, valueStart),
         weak: isWeak,
       });
     }

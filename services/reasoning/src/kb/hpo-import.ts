@@ -42,7 +42,7 @@ async function diseaseFilter(spec: string): Promise<Set<string>> {
   const text = spec.startsWith('@') ? await readFile(spec.slice(1), 'utf8') : spec.replaceAll(',', '\n');
   const ids = text
     .split(/\r?\n/)
-    .map((l) => l.replace(/#.*$/, '').trim())
+    .map((l) => (l.includes('#') ? l.slice(0, l.indexOf('#')) : l).trim())
     .filter((l) => l !== '');
   if (ids.length === 0) throw new UsageError('--diseases names no disease');
   return new Set(ids);

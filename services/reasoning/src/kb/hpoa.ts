@@ -55,7 +55,8 @@ export function parseHpoa(text: string): HpoaFile {
     const line = index + 1;
     if (raw.trim() === '') continue;
     if (raw.startsWith('#') && columns === null) {
-      const m = /^#\s*([^:]+):\s?(.*)$/.exec(raw);
+      // The name up to the first colon, trimmed below (blanks then a name could split two ways).
+      const m = /^#([^:]+):\s?(.*)$/.exec(raw);
       if (m?.[1] !== undefined) header[m[1].trim()] = (m[2] ?? '').trim();
       continue;
     }

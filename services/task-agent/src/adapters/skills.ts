@@ -1,4 +1,4 @@
-import { BadGatewayError, errorCause, loggableUrl } from '@clinicalsuite/kit';
+import { BadGatewayError, errorCause, loggableUrl, withoutTrailingSlashes } from '@clinicalsuite/kit';
 import type { ChatBackend } from '@clinicalsuite/kit/llm';
 import { z } from 'zod';
 import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
@@ -69,7 +69,7 @@ export function searchMedicalCodesSkill(
   timeoutMs: number,
   token?: string,
 ): Skill<{ query: string; top_k: number }> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/search`;
+  const url = `${withoutTrailingSlashes(baseUrl)}/search`;
   return {
     name: 'search_medical_codes',
     description:
@@ -105,7 +105,7 @@ export function askReasoningSkill(
   timeoutMs: number,
   token?: string,
 ): Skill<{ text: string }> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/api/v1/diagnosis`;
+  const url = `${withoutTrailingSlashes(baseUrl)}/api/v1/diagnosis`;
   return {
     name: 'ask_reasoning_engine',
     description:
@@ -223,7 +223,7 @@ export function checkServiceSkill(
     run: async (input, ctx) => {
       const base = services[input.service] ?? '';
       const { status, body } = await callJson(
-        `${base.replace(/\/+$/, '')}/health`,
+        `${withoutTrailingSlashes(base)}/health`,
         { method: 'GET' },
         ctx,
         timeoutMs,

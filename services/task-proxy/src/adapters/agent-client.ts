@@ -13,6 +13,7 @@ import {
   ValidationError,
   type FieldIssue,
   type HttpError,
+  withoutTrailingSlashes,
 } from '@clinicalsuite/kit';
 import type {
   LogsBody,
@@ -82,7 +83,7 @@ export class AgentClient implements AgentBackend {
   readonly displayUrl: string;
 
   constructor(private readonly options: AgentClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.baseUrl);
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
   }
 

@@ -24,7 +24,8 @@ export function normalizeText(text: string): string {
       .replace(/\[{2,}/g, '[')
       .replace(/\]{2,}/g, ']')
       .replace(/[ \t]+/g, ' ')
-      .replace(/ *\n */g, '\n')
+      // Spaces around a line break, tried from the first of a run only.
+      .replace(/(?<! ) *\n */g, '\n')
       .replace(/\n{3,}/g, '\n\n')
       .trim()
   );
@@ -42,7 +43,8 @@ export interface Sentence {
   readonly terminator: '.' | '!' | '?';
 }
 
-const SENTENCE_END = /([.!?…]+)(?=\s|$)|\n+/gu;
+/** Tried from the first mark of a run only (from each, a long run of marks is read again). */
+const SENTENCE_END = /(?<![.!?…])([.!?…]+)(?=\s|$)|\n+/gu;
 
 /**
  * Sentences as Piper synthesises them, one at a time: text up to `.`, `!`, `?` or `…` followed

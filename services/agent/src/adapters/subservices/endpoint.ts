@@ -13,6 +13,7 @@ import {
   type HttpError,
   type Logger,
   errorCause,
+  withoutTrailingSlashes,
 } from '@clinicalsuite/kit';
 import type { z } from 'zod';
 import type { SubserviceId } from '../../domain/subservices.js';
@@ -97,7 +98,7 @@ export class SubserviceEndpoint {
     parsed.password = '';
     parsed.search = '';
     parsed.hash = '';
-    this.baseUrl = parsed.toString().replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(parsed.toString());
     this.displayUrl = this.baseUrl;
   }
 

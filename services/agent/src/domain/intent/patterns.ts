@@ -66,8 +66,10 @@ const IMAGE_WORDS = 'ảnh|hình|bức ảnh|tấm ảnh|hình ảnh|ảnh chụ
 
 const VI_SYMPTOMS =
   '(?:sốt|ho khan|ho có đờm|ho ra máu|ho kéo dài|ho nhiều|bị ho|đau|nhức|(?<!bổ )sưng|viêm|(?<!phòng )ngứa|nôn|buồn nôn|tiêu chảy|táo bón|chóng mặt|hoa mắt|khó thở|mệt|mệt mỏi|phát ban|nổi mẩn|nổi ban|chảy máu|co giật|tiểu buốt|tiểu rắt|mất ngủ|sụt cân|vàng da|phù nề|phù chân|tê bì|run tay|khàn tiếng|sổ mũi|nghẹt mũi|hắt hơi|đau đầu|đau bụng|đau ngực|tức ngực)';
+// A word's ending is at most 20 letters (`cough\w{0,20}`: coughs, coughing): every alternative reads
+// a bounded stretch, so the list (twice in `en.symptom-list`) costs a bounded time at each position.
 const EN_SYMPTOMS =
-  '(?:fever|cough\\w*|pain\\w*|aches?|aching|headaches?|nausea|vomit\\w*|diarrh\\w*|dizz\\w*|rash\\w*|swell\\w*|swollen|bleed\\w*|seizures?|short(?:ness)? of breath|breathless|fatigue|tired|itch\\w*|sore throat|runny nose|chills|palpitations?|numb\\w*|blurred vision|weight loss|jaundice|insomnia|wheez\\w*|cramps?)';
+  '(?:fever|cough\\w{0,20}|pain\\w{0,20}|aches?|aching|headaches?|nausea|vomit\\w{0,20}|diarrh\\w{0,20}|dizz\\w{0,20}|rash\\w{0,20}|swell\\w{0,20}|swollen|bleed\\w{0,20}|seizures?|short(?:ness)? of breath|breathless|fatigue|tired|itch\\w{0,20}|sore throat|runny nose|chills|palpitations?|numb\\w{0,20}|blurred vision|weight loss|jaundice|insomnia|wheez\\w{0,20}|cramps?)';
 
 export const FEATURES: readonly FeatureSpec[] = [
   { feature: 'symptom', name: 'symptom.vi', strict: true, source: `\\b${VI_SYMPTOMS}\\b` },
@@ -107,8 +109,10 @@ export const FEATURES: readonly FeatureSpec[] = [
   {
     feature: 'code',
     name: 'code.syntax',
+    // `import` after blanks other than line breaks, `name()` from a word's start: each reads a run
+    // of blanks or letters once, not again from each of its characters.
     source:
-      '```|\\bdef \\w+\\(|\\bfunction\\s*\\w*\\(|=>|\\b(?:const|let|var) \\w+ =|(?:^|\\n)\\s*import \\w|#include|\\bpublic (?:static )?\\w+|console\\.log|\\bprint\\(|;\\s*(?:\\n|$)|\\w+\\(\\)\\s*[{;]',
+      '```|\\bdef \\w+\\(|\\bfunction\\s*\\w*\\(|=>|\\b(?:const|let|var) \\w+ =|(?:^|\\n)[^\\S\\n]*import \\w|#include|\\bpublic (?:static )?\\w+|console\\.log|\\bprint\\(|;\\s*(?:\\n|$)|\\b\\w+\\(\\)\\s*[{;]',
   },
 ];
 
@@ -506,7 +510,14 @@ export const PATTERNS: readonly PatternSpec[] = [
     'any.crash-signature',
     '\\b(?:segmentation fault|segfault|core dumped|null pointer|panic:|undefined is not|cannot read propert\\w*|is not defined|is not a function|unhandled promise rejection)\\b',
   ),
-  p('debug', 4, 'any.stack-frame', '\\bat [\\w.$<>]+ \\(.*:\\d+:\\d+\\)|\\bfile ".*", line \\d+'),
+  // A frame's location ends at its closing parenthesis or quote: a line of many `at x (` is read
+  // once, not to its end again from each of them.
+  p(
+    'debug',
+    4,
+    'any.stack-frame',
+    '\\bat [\\w.$<>]+ \\([^()\\n]*:\\d+:\\d+\\)|\\bfile "[^"\\n]*", line \\d+',
+  ),
   p(
     'debug',
     4,
@@ -671,10 +682,12 @@ export const PATTERNS: readonly PatternSpec[] = [
     'shell',
     5,
     'any.bare-command',
-    // A path-like argument is one run of path characters holding one of / . * ~ (checked by the
-    // lookahead), so it splits one way only: two starred runs around that character would backtrack
-    // exponentially over words such as "........" followed by a character that fails the match.
-    '^\\s*(?:sudo\\s+)?(?:ls|df|du|pwd|uname|uptime|free|nvidia-smi|whoami|date|ps|top|hostname)(?:\\s+(?:-{1,2}[\\w=-]+|(?=[\\w~./*-]*[/.*~])[\\w~./*-]+|\\d+))*\\s*$',
+    // Each argument reads one way only, else a character that fails the match after many arguments
+    // makes the search try every reading of each (exponential in their number): an option is one
+    // dash and option characters, dashes included (one or two dashes before them would read `--s`
+    // two ways); a path-like argument runs to its first / . * or ~ without one, then on with any
+    // path characters (a run on each side of any of them would read `........` eight ways).
+    '^\\s*(?:sudo\\s+)?(?:ls|df|du|pwd|uname|uptime|free|nvidia-smi|whoami|date|ps|top|hostname)(?:\\s+(?:-[\\w=-]+|[\\w-]*[/.*~][\\w~./*-]*|\\d+))*\\s*$',
   ),
   p(
     'shell',

@@ -80,16 +80,20 @@ const LOOSE_FORMS: readonly TargetPattern[] = [pattern(`bang ${VI}`, true), patt
 
 /** How much of a message without ':' or a line break is taken as its instruction. */
 const INSTRUCTION_CHARS = 80;
+/** The most of a message read as its instruction, and searched for ':' or a line break. */
+export const MAX_INSTRUCTION_CHARS = 400;
 
 /**
  * The instruction part of a message: before its first ':' or line break, or its first
- * `INSTRUCTION_CHARS` characters when it has neither. The text to translate follows it and may name
+ * `INSTRUCTION_CHARS` characters when it has neither, within its first MAX_INSTRUCTION_CHARS
+ * characters (the patterns below read no more). The text to translate follows it and may name
  * languages of its own ("Dịch giúp tôi: The patient was referred to English-speaking staff."),
  * which are not the target.
  */
 function instructionPart(message: string): string {
-  const end = message.search(/[:：\r\n]/);
-  return end >= 0 ? message.slice(0, end) : message.slice(0, INSTRUCTION_CHARS);
+  const head = message.slice(0, MAX_INSTRUCTION_CHARS);
+  const end = head.search(/[:：\r\n]/);
+  return end >= 0 ? head.slice(0, end) : head.slice(0, INSTRUCTION_CHARS);
 }
 
 const NOT_LETTER_BEFORE = '(?<![\\p{L}\\p{N}_])';
@@ -105,7 +109,9 @@ function markHanHan(lowerNfc: string): string {
 /** The ISO 639-1 code of the target language the message states, or null when it states none. */
 export function statedTargetLanguage(message: string): string | null {
   const instruction = markHanHan(
-    instructionPart(message.normalize('NFC')).toLowerCase().replace(/\s+/g, ' '),
+    instructionPart(message.slice(0, MAX_INSTRUCTION_CHARS).normalize('NFC'))
+      .toLowerCase()
+      .replace(/\s+/g, ' '),
   );
   const folded = foldText(instruction).replace(/\s+/g, ' ');
   return firstMatch(folded, TARGET_FORMS) ?? firstMatch(folded, LOOSE_FORMS);

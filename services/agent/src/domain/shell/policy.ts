@@ -56,7 +56,8 @@ const refused = (refusal: Refusal): Decision => ({ kind: 'refused', refusal });
 export function decide(text: string, policy: ShellPolicy): Decision {
   const early = checkText(text, policy);
   if (early !== undefined) return refused(early);
-  const line = text.replace(/^ +| +$/g, '');
+  // Trailing spaces are tried from the first of their run only (from each, a long run is read again).
+  const line = text.replace(/^ +|(?<! ) +$/g, '');
   if (line === '') return refused(refuse('empty', 'The command is empty').refusal);
   if (looksLikeCommand(line, policy)) {
     const checked = checkCommand(line, policy);
