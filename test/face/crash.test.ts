@@ -35,6 +35,8 @@ async function startService(dataDir: string): Promise<string> {
       FACE_DEVICE: 'cpu',
       FACE_THREADS: '1',
       NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+      // What is tested here is the process, not its auth (test/security/auth.test.ts).
+      AUTH_DISABLED: 'true',
       LOG_LEVEL: 'warn',
     },
     stdio: 'ignore',

@@ -71,6 +71,8 @@ async function startFront(
       THREADS: '1',
       GPU_LAYERS: '0',
       NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+      // What is tested here is the process, not its auth (test/security/auth.test.ts).
+      AUTH_DISABLED: 'true',
       BACKEND_HEALTH_INTERVAL_MS: '200',
       LOG_LEVEL: 'warn',
       ...env,

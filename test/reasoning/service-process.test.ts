@@ -51,6 +51,8 @@ describe('the reasoning service process', () => {
         PORT: String(port),
         LOG_LEVEL: 'warn',
         NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+        // What is tested here is the process, not its auth (test/security/auth.test.ts).
+        AUTH_DISABLED: 'true',
         REASONING_DEVICE: 'cpu',
         REASONING_KB_DIRS: kbDir,
         LLM_URL: llm.url,

@@ -1,5 +1,6 @@
 // Starting the built reasoning service for the evaluation harness and the benchmark: a free
 // loopback port, this process's environment passed through, /health awaited, stopped at the end.
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -34,6 +35,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * @param {{ env?: NodeJS.ProcessEnv, healthTimeoutMs?: number }} [options]
  * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
  */
+/**
+ * The bearer token the service accepts: REASONING_API_TOKEN from the environment (a service given
+ * with --url wants its own), else one made for the service this process starts.
+ */
+const TOKEN = process.env['REASONING_API_TOKEN'] ?? randomBytes(24).toString('base64url');
+
 export async function startService(options = {}) {
   if (!existsSync(SERVICE_MAIN))
     throw new ServiceStartError(
@@ -44,7 +51,12 @@ export async function startService(options = {}) {
   const env = options.env ?? process.env;
   const child = spawn(process.execPath, [SERVICE_MAIN], {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      ...env,
+      REASONING_API_TOKEN: env['REASONING_API_TOKEN'] ?? TOKEN,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -92,10 +104,9 @@ export async function startService(options = {}) {
  * @param {number} [timeoutMs]
  */
 export async function postDiagnosis(url, body, timeoutMs = 120_000) {
-  const token = process.env['API_TOKEN'];
   const res = await fetch(`${url}/api/v1/diagnosis`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });

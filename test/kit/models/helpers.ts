@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { transformFile } from '@swc/core';
@@ -205,17 +205,22 @@ export function pipEnvFor(dir: string): NodeJS.ProcessEnv {
  * repository's node_modules, so child processes can run the CLI exactly as shipped.
  */
 export async function compileModelsCli(outDir: string): Promise<string> {
-  const srcDir = join(REPO_ROOT, 'services/kit/src/models');
-  await mkdir(outDir, { recursive: true });
+  // The models directory and the kit modules it imports (`../urls.js`), at the same relative paths.
+  const kitSrc = join(REPO_ROOT, 'services/kit/src');
+  await mkdir(join(outDir, 'models'), { recursive: true });
   await writeFile(join(outDir, 'package.json'), '{"type":"module"}\n');
   await symlink(join(REPO_ROOT, 'node_modules'), join(outDir, 'node_modules'), 'dir');
-  for (const file of (await readdir(srcDir)).filter((f) => f.endsWith('.ts'))) {
-    const { code } = await transformFile(join(srcDir, file), {
+  const sources = [
+    ...(await readdir(join(kitSrc, 'models'))).filter((f) => f.endsWith('.ts')).map((f) => `models/${f}`),
+    'urls.ts',
+  ];
+  for (const file of sources) {
+    const { code } = await transformFile(join(kitSrc, file), {
       jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
       module: { type: 'es6' },
       sourceMaps: false,
     });
-    await writeFile(join(outDir, basename(file, '.ts') + '.js'), code);
+    await writeFile(join(outDir, file.replace(/\.ts$/, '.js')), code);
   }
-  return join(outDir, 'cli.js');
+  return join(outDir, 'models', 'cli.js');
 }

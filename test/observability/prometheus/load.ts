@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import WebSocket from 'ws';
-import type { ComponentKey } from '../../../operator/src/api/v1alpha1/index.js';
+import { COMPONENTS, type ComponentKey } from '../../../operator/src/api/v1alpha1/index.js';
 import { ensureFacePhotos } from '../../fixtures/photos/face-photos.js';
 
 export interface LoadSummary {
@@ -25,6 +25,32 @@ export interface LoadSummary {
 interface Step {
   readonly service: ComponentKey;
   readonly run: () => Promise<number>;
+}
+
+/**
+ * The services the load calls only as their clients do, each with its own token (the llm, the
+ * agent and the task agent get theirs explicitly, as some requests go without one on purpose).
+ */
+const WITH_OWN_TOKEN: readonly ComponentKey[] = [
+  'face',
+  'medllm',
+  'reasoning',
+  'stt',
+  'ocr',
+  'tts',
+  'codeSearch',
+  'patientSim',
+];
+
+/** The token of the service at a URL, for {@link fetch}; set by runLoad. */
+let tokenFor: (url: string) => string | undefined = () => undefined;
+
+/** Node's fetch, with the service's own token where the request names none. */
+function fetch(input: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const token = tokenFor(input);
+  if (token !== undefined && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+  return globalThis.fetch(input, { ...init, headers });
 }
 
 async function status(res: Promise<Response>): Promise<number> {
@@ -127,6 +153,11 @@ export async function runLoad(options: {
 }): Promise<LoadSummary> {
   const { urls, tokens } = options;
   const url = (key: ComponentKey, path: string) => `${urls.get(key)!}${path}`;
+  tokenFor = (target) => {
+    const key = WITH_OWN_TOKEN.find((k) => urls.has(k) && target.startsWith(`${urls.get(k)!}/`));
+    const name = key === undefined ? undefined : COMPONENTS[key].tokenEnv[0];
+    return name === undefined ? undefined : tokens[name];
+  };
   const photos = await ensureFacePhotos();
   const photo = new Blob([readFileSync(photos.obama)], { type: 'image/jpeg' });
   const group = new Blob([readFileSync(photos.group3)], { type: 'image/jpeg' });

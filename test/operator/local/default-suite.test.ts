@@ -161,7 +161,10 @@ describeReal(
       const post = async (body: Record<string, unknown>) => {
         const res = await fetch(`${url('patientSim')}/patient`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${tokens.get('PATIENT_SIM_API_TOKEN')!}`,
+          },
           body: JSON.stringify(body),
         });
         return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -234,7 +237,10 @@ describeReal(
     it('ranks diagnoses for free text on the reasoning engine', async () => {
       const res = await fetch(`${url('reasoning')}/api/v1/diagnosis`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${tokens.get('REASONING_API_TOKEN')!}`,
+        },
         body: JSON.stringify({
           text:
             'Fever for 2 days, cough with rusty sputum, pleuritic chest pain, crackles at the right lung base, ' +
