@@ -51,8 +51,10 @@ export function serviceAuth(config: ServiceAuthConfig, options: ServiceAuthOptio
   if (options.token === undefined && config.AUTH_TOKENS_FILE === undefined)
     throw new ConfigError([
       `${options.tokenEnv}: is required (or AUTH_TOKENS_FILE with \`${options.scope}\` tokens): ` +
-        'every route but the probes, /metrics and the documentation needs a bearer token ' +
-        '(AUTH_DISABLED=true serves without one, open to anyone who can reach the port)',
+        'every route but the probes, /metrics and the documentation needs a bearer token' +
+        (options.alwaysOn === true
+          ? ''
+          : ' (AUTH_DISABLED=true serves without one, open to anyone who can reach the port)'),
     ]);
   const tokens = new TokenStore({
     tokens: options.token === undefined ? [] : [{ token: options.token, scopes: [options.scope] }],
