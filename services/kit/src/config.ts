@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChildLimits } from './process.js';
+import type { ChildLimits } from './child-limits.js';
 
 /**
  * Configuration comes from the environment, is parsed once with zod at start-up, and a missing or

@@ -55,17 +55,19 @@ export {
 export {
   childLimitFailure,
   DEFAULT_CHILD_LIMITS,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  lastLine,
   limitedCommand,
   MemoryWatch,
   PRLIMIT,
+  type ChildEnding,
+  type ChildLimits,
+} from './child-limits.js';
+export {
+  DEFAULT_MAX_OUTPUT_BYTES,
+  lastLine,
   ProcessError,
   ProcessRunner,
   runProcess,
   STDERR_TAIL_CHARS,
-  type ChildEnding,
-  type ChildLimits,
   type ProcessFailureKind,
   type ProcessRunnerOptions,
   type RunOptions,
