@@ -22,6 +22,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { freePort } from '../kit/helpers.js';
+import { takeControlPlane } from './exclusive.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const CHART = join(REPO, 'helm', 'clinical-suite');
@@ -101,6 +102,14 @@ function conditionOf(ns: string, name: string, type: string, service?: string): 
 (skip ? describe.skip : describe)('the operator installed namespace-scoped by the Helm chart', () => {
   let operator: ChildProcess | undefined;
   let log = '';
+
+  let releaseControlPlane: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    releaseControlPlane = await takeControlPlane();
+  }, 20 * 60_000);
+  afterAll(async () => {
+    await releaseControlPlane?.();
+  });
 
   beforeAll(async () => {
     const info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });

@@ -29,6 +29,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { externalCluster } from './target.js';
+import { takeControlPlane } from './exclusive.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const OPERATOR = join(REPO, 'operator', 'dist', 'main.js');
@@ -322,6 +323,14 @@ function readyMessage(ns: string, name: string): string {
     if (leader === undefined) throw new Error('no operator pod holds the Lease');
     return chart.writes(leader);
   }
+
+  let releaseControlPlane: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    releaseControlPlane = await takeControlPlane();
+  }, 20 * 60_000);
+  afterAll(async () => {
+    await releaseControlPlane?.();
+  });
 
   beforeAll(async () => {
     if (E2E) {

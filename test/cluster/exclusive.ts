@@ -1,0 +1,26 @@
+import { closeSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
+
+/**
+ * The test files that run an operator on the shared test control plane take it in turn: an
+ * operator watching every namespace (test/cluster/operator.test.ts) would reconcile the suite that
+ * test/cluster/least-privilege.test.ts leaves in an unwatched namespace, and two operators on one
+ * suite make each other's writes. Held from the file's first hook to its last (jest may run the two
+ * files on its two workers at once).
+ */
+export async function takeControlPlane(): Promise<() => Promise<void>> {
+  const file = join(tmpdir(), 'clinicalsuite-test-control-plane.lock');
+  closeSync(openSync(file, 'a'));
+  const release = await lockfile.lock(file, {
+    retries: { retries: 900, minTimeout: 1000, maxTimeout: 1000, factor: 1 },
+    stale: 60_000,
+  });
+  return async () => {
+    // The file's operators were sent SIGTERM in its own afterAll: let them go first.
+    await sleep(3000);
+    await release();
+  };
+}
