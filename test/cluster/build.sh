@@ -9,8 +9,10 @@
 # in a temporary directory outside the repository and land in the cache by an atomic rename; a
 # lock keeps two concurrent runs (the cluster CLI, jest, CI) from building the same thing twice.
 #
-# Usage: test/cluster/build.sh [--check] [component ...]
-#   no component   build everything that is missing
+# Usage: test/cluster/build.sh [--check] [--node] [component ...]
+#   no component   build the control plane's binaries that are missing
+#   --node         also the real node's: kubelet, kube-proxy, CoreDNS, local-path-provisioner,
+#                  kube-network-policies and the pod sandbox's pause (pause.c, with gcc)
 #   --check        build nothing; exit 0 when every named (or every) binary is cached, 1 otherwise
 #
 # A cold build takes roughly half an hour on 2 cores (see the build-times log in the cache);
@@ -27,15 +29,22 @@ bin_dir=$cs_home/cluster/bin
 times_log=$bin_dir/build-times.log
 
 all_components=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages helm)
+# The real node's components (`cluster up --node`): built only when named or with --node.
+node_components=(kubelet kube-proxy coredns local-path-provisioner kube-network-policies pause)
 
 version_of() {
   case $1 in
     etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy) echo "$KUBERNETES_VERSION" ;;
     kwok | kwok-stages) echo "$KWOK_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
+    coredns) echo "$COREDNS_VERSION" ;;
+    local-path-provisioner) echo "$LOCAL_PATH_PROVISIONER_VERSION" ;;
+    kube-network-policies) echo "$KUBE_NETWORK_POLICIES_VERSION" ;;
+    # The pause binary is ours (pause.c): its version is its source's hash.
+    pause) sha256sum "$here/pause.c" | cut -c1-12 ;;
     *)
-      echo "build.sh: unknown component '$1' (known: ${all_components[*]})" >&2
+      echo "build.sh: unknown component '$1' (known: ${all_components[*]} ${node_components[*]})" >&2
       exit 2
       ;;
   esac
@@ -54,6 +63,7 @@ components=()
 for arg in "$@"; do
   case $arg in
     --check) check_only=true ;;
+    --node) components+=("${all_components[@]}" "${node_components[@]}") ;;
     -h | --help)
       sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
@@ -204,6 +214,27 @@ build_kwok_stages() {
   log "wrote $(basename "$(target_of kwok-stages)") in $((SECONDS - started))s"
 }
 
+# Plain `go install module/cmd@version` of a single-binary component.
+build_go_install() {
+  local component=$1 package=$2 started=$SECONDS
+  log "building $component $(version_of "$component") (go install)"
+  (cd "$work" && GOBIN=$work/$component-bin nice -n 10 go install -trimpath -ldflags "-s -w" \
+    "$package@$(version_of "$component")")
+  install_binary "$component" "$work/$component-bin/$(basename "$package")" "$started"
+}
+
+# The pod sandbox's process, statically linked so the pause image needs nothing else.
+build_pause() {
+  local started=$SECONDS
+  command -v gcc >/dev/null || {
+    log "gcc is needed to build the pause binary (apt-get install gcc libc6-dev)"
+    exit 1
+  }
+  log "building pause from pause.c (gcc -static)"
+  gcc -static -Os -s -o "$work/out/pause" "$here/pause.c"
+  install_binary pause "$work/out/pause" "$started"
+}
+
 build_helm() {
   local started=$SECONDS gomod k8s_minor ldflags
   gomod=$(cd "$work" && go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
@@ -227,7 +258,11 @@ for c in "${missing[@]}"; do
   is_built "$c" && continue # built by the run we waited for
   case $c in
     etcd) build_etcd ;;
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) build_kubernetes_component "$c" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy) build_kubernetes_component "$c" ;;
+    coredns) build_go_install coredns github.com/coredns/coredns ;;
+    local-path-provisioner) build_go_install local-path-provisioner github.com/rancher/local-path-provisioner ;;
+    kube-network-policies) build_go_install kube-network-policies sigs.k8s.io/kube-network-policies/cmd ;;
+    pause) build_pause ;;
     kwok) build_kwok ;;
     kwok-stages) build_kwok_stages ;;
     helm) build_helm ;;

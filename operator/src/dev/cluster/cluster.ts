@@ -25,12 +25,24 @@ import {
   type Ports,
 } from './components.js';
 import { applyFixtures, waitForWorkloadReadiness } from './seed.js';
+import { NODE_HOST_IP } from './node-config.js';
+import {
+  NODE_COMPONENTS,
+  nodeLayout,
+  nodeProcessesOf,
+  nodeProcessMatcher,
+  nodeProgram,
+  startNode,
+  stopNode,
+} from './node.js';
 import {
   binaries,
   BUILD_SCRIPT,
   clusterLayout,
   COMPONENTS,
   missingBinaries,
+  NODE_IMAGES_SCRIPT,
+  nodeBinaries,
   readVersions,
   type Binaries,
   type ClusterLayout,
@@ -69,6 +81,8 @@ export interface ClusterInfo {
 
 export interface UpOptions {
   log?: Log;
+  /** Also start a real node (node.ts); a cluster already up without one is replaced. */
+  node?: boolean;
   /** Build missing binaries (default true); false fails fast instead. */
   build?: boolean;
   layout?: ClusterLayout;
@@ -86,22 +100,36 @@ const STARTUP_TIMEOUT_MS = 120_000;
 // ---------------------------------------------------------------------------------------------
 // build
 
-/** Runs test/cluster/build.sh (a no-op when every binary is cached); its output goes to stderr. */
-export async function ensureBuilt(log: Log = () => undefined, layout = clusterLayout()): Promise<void> {
-  const missing = missingBinaries(layout);
-  if (missing.length === 0) return;
-  log(
-    `building ${missing.length} missing part(s) of the test control plane (everything, cold: ~20-30 min on 2 cores)`,
-  );
+async function runScript(script: string, args: string[], layout: ClusterLayout): Promise<void> {
   const env = { ...process.env, CLINICALSUITE_HOME: layout.home };
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 2, 2], env });
+    const child = spawn('bash', [script, ...args], { stdio: ['ignore', 2, 2], env });
     child.once('error', reject);
     child.once('exit', resolve);
   });
-  if (code !== 0) throw new Error(`${BUILD_SCRIPT} failed (exit ${code ?? 'signal'}); see its output above`);
-  const still = missingBinaries(layout);
-  if (still.length > 0) throw new Error(`build.sh finished but these are missing: ${still.join(', ')}`);
+  if (code !== 0) throw new Error(`${script} failed (exit ${code ?? 'signal'}); see its output above`);
+}
+
+/**
+ * Runs test/cluster/build.sh (a no-op when every binary is cached); its output goes to stderr.
+ * With `node`, also the real node's binaries and its images (node-images.sh).
+ */
+export async function ensureBuilt(
+  log: Log = () => undefined,
+  layout = clusterLayout(),
+  node = false,
+): Promise<void> {
+  const versions = readVersions();
+  const missing = missingBinaries(layout, versions, node);
+  if (missing.length > 0) {
+    log(
+      `building ${missing.length} missing part(s) of the test control plane (everything, cold: ~20-30 min on 2 cores)`,
+    );
+    await runScript(BUILD_SCRIPT, node ? ['--node'] : [], layout);
+    const still = missingBinaries(layout, versions, node);
+    if (still.length > 0) throw new Error(`build.sh finished but these are missing: ${still.join(', ')}`);
+  }
+  if (node) await runScript(NODE_IMAGES_SCRIPT, [nodeBinaries(layout, versions).pause], layout);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,12 +137,22 @@ export async function ensureBuilt(log: Log = () => undefined, layout = clusterLa
 
 async function healthyState(
   layout: ClusterLayout,
+  node: boolean,
 ): Promise<{ state: ClusterState; token: string; caPem: string } | undefined> {
   const state = await readState(layout);
   if (!state) return undefined;
   for (const component of COMPONENTS) {
     const rec = state.processes[component];
     if (!rec || !isOurProcess(rec.pid, ownedBy(layout, component))) return undefined;
+  }
+  // A real node asked for and not there, or there and not asked for: start afresh.
+  if (node !== (state.node !== undefined)) return undefined;
+  if (state.node) {
+    for (const component of NODE_COMPONENTS) {
+      const rec = state.node.processes[component];
+      if (!rec || !isOurProcess(rec.pid, nodeProcessMatcher(layout, nodeProgram(component))))
+        return undefined;
+    }
   }
   try {
     const creds = await adminCredentials(layout);
@@ -185,6 +223,7 @@ async function startCluster(
   bins: Binaries,
   versions: Versions,
   log: Log,
+  node: boolean,
 ): Promise<ClusterInfo> {
   await resetStateDirs(layout);
   for (const dir of [layout.configDir, layout.etcdDataDir, layout.runDir, layout.certDirs, layout.logsDir]) {
@@ -199,7 +238,7 @@ async function startCluster(
     scheduler: scheduler ?? 0,
   };
   const server = apiserverUrl(ports);
-  const pki = await makePki(layout.pkiDir, SERVICE_IP);
+  const pki = await makePki(layout.pkiDir, SERVICE_IP, node ? [NODE_HOST_IP] : []);
   const kubeconfigs = {
     controllerManager: join(layout.configDir, 'kube-controller-manager.kubeconfig'),
     scheduler: join(layout.configDir, 'kube-scheduler.kubeconfig'),
@@ -242,13 +281,13 @@ async function startCluster(
     state,
     'kube-apiserver',
     bins['kube-apiserver'],
-    apiserverArgs(paths, ports),
+    apiserverArgs(paths, ports, node ? { hostIp: NODE_HOST_IP } : undefined),
   );
   await waitForComponent(layout, 'kube-apiserver', apiRec, 'kube-apiserver /readyz', () => readyz(admin));
   log(`kube-apiserver ${versions.kubernetes} on ${server}`);
 
   // Nodes before kwok starts, so that kwok's node-initialize stage finds their capacity in place.
-  await applyFixtures(admin);
+  await applyFixtures(admin, node);
 
   const kcmRec = await startComponent(
     layout,
@@ -294,13 +333,30 @@ async function startCluster(
   log(`kube-controller-manager, kube-scheduler and kwok ${versions.kwok} running`);
 
   try {
-    await waitForWorkloadReadiness(admin, log);
+    await waitForWorkloadReadiness(admin, log, node);
   } catch (error) {
     // Nodes turn Ready through kwok, service accounts through the controller-manager.
     const logs = await Promise.all(
       [kwokRec, kcmRec].map(async (r) => `last lines of ${r.log}:\n${await tail(r.log)}`),
     );
     throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
+  }
+  if (node) {
+    state.node = { ports: null, processes: {} };
+    const nodeState = state.node;
+    state.node = await startNode({
+      layout,
+      bins: nodeBinaries(layout, versions),
+      pki,
+      apiserverPort: ports.apiserver,
+      admin,
+      log,
+      record: async (component, rec) => {
+        nodeState.processes[component] = rec;
+        await writeState(layout, state);
+      },
+    });
+    await writeState(layout, state);
   }
   return {
     kubeconfig: layout.kubeconfig,
@@ -316,30 +372,31 @@ async function startCluster(
 export async function up(options: UpOptions = {}): Promise<ClusterInfo> {
   const log = options.log ?? (() => undefined);
   const layout = options.layout ?? clusterLayout();
+  const node = options.node ?? false;
   const versions = readVersions();
   const bins = binaries(layout, versions);
   if (options.build === false) {
-    const missing = missingBinaries(layout, versions);
+    const missing = missingBinaries(layout, versions, node);
     if (missing.length > 0) throw new Error(`not built: ${missing.join(', ')} (run test/cluster/build.sh)`);
   } else {
-    await ensureBuilt(log, layout);
+    await ensureBuilt(log, layout, node);
   }
 
   return withLock(layout, async () => {
-    const healthy = await healthyState(layout);
+    const healthy = await healthyState(layout, node);
     if (healthy) {
       const endpoint = adminEndpoint(healthy.state, healthy.caPem, healthy.token);
-      await applyFixtures(endpoint);
-      await waitForWorkloadReadiness(endpoint, () => undefined);
+      await applyFixtures(endpoint, node);
+      await waitForWorkloadReadiness(endpoint, () => undefined, node);
       log(`already up at ${healthy.state.server}`);
       return { kubeconfig: layout.kubeconfig, server: healthy.state.server, ...healthy, startedNow: false };
     }
     if (existsSync(layout.stateFile) || (await findProcesses(ownedBy(layout))).length > 0) {
-      log('found a half-running cluster; stopping it first');
+      log('found a cluster that is not the one asked for, or half-running; stopping it first');
       await stopAll(layout, log);
     }
     try {
-      return await startCluster(layout, bins, versions, log);
+      return await startCluster(layout, bins, versions, log, node);
     } catch (error) {
       await stopAll(layout, () => undefined);
       throw error;
@@ -353,6 +410,11 @@ export async function up(options: UpOptions = {}): Promise<ClusterInfo> {
 async function stopAll(layout: ClusterLayout, log: Log): Promise<string[]> {
   const state = await readState(layout);
   const stopped: string[] = [];
+  // The real node first, while the API server still answers its kubelet's last calls. Only this
+  // cluster's: its state names one, or its directory or processes are still there.
+  if (state?.node || existsSync(nodeLayout(layout).dir) || (await nodeProcessesOf(layout)).length > 0) {
+    stopped.push(...(await stopNode(layout, state?.node, log)));
+  }
   for (const component of STOP_ORDER) {
     const pids = new Set<number>();
     const recorded =

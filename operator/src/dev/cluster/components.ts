@@ -2,7 +2,7 @@
  * Command lines and kubeconfigs of the control-plane components. Pure: paths and ports in,
  * arguments out. The API server's flags follow controller-runtime envtest's defaults (RBAC,
  * service-account issuer and keys, privileged allowed), plus a static token file instead of client
- * certificates and `--endpoint-reconciler-type=none` since nothing routes to 127.0.0.1 from a pod;
+ * certificates and, without a real node, `--endpoint-reconciler-type=none` since no pod runs;
  * unlike envtest the ServiceAccount admission plugin stays on, because the controller-manager here
  * creates the default service accounts.
  */
@@ -55,7 +55,15 @@ export interface ComponentPaths {
   bins: Binaries;
   pki: Pick<
     Pki,
-    'caCert' | 'caKey' | 'servingCert' | 'servingKey' | 'saPublicKey' | 'saPrivateKey' | 'tokenFile'
+    | 'caCert'
+    | 'caKey'
+    | 'servingCert'
+    | 'servingKey'
+    | 'kubeletClientCert'
+    | 'kubeletClientKey'
+    | 'saPublicKey'
+    | 'saPrivateKey'
+    | 'tokenFile'
   >;
   /** Per-component kubeconfig files (written by cluster.ts). */
   kubeconfigs: { controllerManager: string; scheduler: string; kwok: string };
@@ -84,24 +92,40 @@ export function etcdArgs(p: ComponentPaths, ports: Ports): string[] {
   ];
 }
 
-export function apiserverArgs(p: ComponentPaths, ports: Ports): string[] {
+/**
+ * With a real node (`node`: the host's address on the node's link), the API server also listens
+ * there and advertises it as the `kubernetes` service's endpoint, so pods reach it through
+ * kube-proxy; it calls the kubelet (exec, logs) with its client certificate. Without one it stays on
+ * loopback, where no pod could reach it anyway.
+ */
+export function apiserverArgs(p: ComponentPaths, ports: Ports, node?: { hostIp: string }): string[] {
+  const address = node
+    ? [
+        '--bind-address=0.0.0.0',
+        `--advertise-address=${node.hostIp}`,
+        '--endpoint-reconciler-type=lease',
+        `--kubelet-client-certificate=${p.pki.kubeletClientCert}`,
+        `--kubelet-client-key=${p.pki.kubeletClientKey}`,
+        '--kubelet-preferred-address-types=InternalIP',
+      ]
+    : [`--bind-address=${HOST}`, `--advertise-address=${HOST}`, '--endpoint-reconciler-type=none'];
   return [
     `--etcd-servers=http://${HOST}:${ports.etcd}`,
-    `--bind-address=${HOST}`,
-    `--advertise-address=${HOST}`,
+    ...address,
     `--secure-port=${ports.apiserver}`,
     `--cert-dir=${join(p.layout.certDirs, 'kube-apiserver')}`,
     `--tls-cert-file=${p.pki.servingCert}`,
     `--tls-private-key-file=${p.pki.servingKey}`,
     `--client-ca-file=${p.pki.caCert}`,
     `--token-auth-file=${p.pki.tokenFile}`,
-    '--authorization-mode=RBAC',
     '--anonymous-auth=true', // only /healthz, /readyz, /livez and discovery, as on any cluster
     `--service-account-issuer=${apiserverUrl(ports)}`,
     `--service-account-key-file=${p.pki.saPublicKey}`,
     `--service-account-signing-key-file=${p.pki.saPrivateKey}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    '--endpoint-reconciler-type=none',
+    // Kubelets are authorised as real clusters authorise them: only their own node and its pods.
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
     '--allow-privileged=true',
     // envtest turns this off too: flow control costs CPU and a test cluster has one tenant.
     '--enable-priority-and-fairness=false',
@@ -158,7 +182,9 @@ export function kwokArgs(p: ComponentPaths): string[] {
   return [
     `--kubeconfig=${p.kubeconfigs.kwok}`,
     `--config=${p.bins.kwokStages}`,
-    '--manage-all-nodes=true',
+    // Only the fake nodes: a real node beside them (`up --node`) is its kubelet's.
+    '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
     `--cidr=${POD_CIDR}`,
     `--node-ip=${HOST}`,
   ];

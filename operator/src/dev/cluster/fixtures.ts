@@ -68,13 +68,13 @@ export function buildFakeNode(spec: FakeNodeSpec): NodeObject {
   };
 }
 
-export function buildStorageClass(): object {
+export function buildStorageClass(isDefault = true): object {
   return {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
     metadata: {
       name: STORAGE_CLASS,
-      annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
+      annotations: { 'storageclass.kubernetes.io/is-default-class': String(isDefault) },
     },
     provisioner: 'kwok.x-k8s.io/volume',
     reclaimPolicy: 'Delete',

@@ -8,6 +8,7 @@
  *     pki/ config/ etcd/ run/ cert-dirs/    per-cluster state; removed by `down`
  *     logs/<component>.log                  kept by `down` for post-mortems; truncated by `up`
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'cluster', 'build.sh');
 export const VERSIONS_FILE = join(REPO_ROOT, 'test', 'cluster', 'versions.env');
+export const PAUSE_SOURCE = join(REPO_ROOT, 'test', 'cluster', 'pause.c');
+export const NODE_IMAGES_SCRIPT = join(REPO_ROOT, 'test', 'cluster', 'node-images.sh');
 
 export const COMPONENTS = [
   'etcd',
@@ -32,6 +35,11 @@ export interface Versions {
   etcd: string;
   kwok: string;
   helm: string;
+  coredns: string;
+  localPathProvisioner: string;
+  kubeNetworkPolicies: string;
+  /** The first 12 hex digits of pause.c's sha256, as build.sh names the binary. */
+  pause: string;
 }
 
 export interface Binaries {
@@ -44,6 +52,16 @@ export interface Binaries {
   helm: string;
   /** Not a binary: kwok's default stages, extracted from the pinned kwok module by build.sh. */
   kwokStages: string;
+}
+
+/** The real node's binaries (`up --node`). */
+export interface NodeBinaryPaths {
+  kubelet: string;
+  'kube-proxy': string;
+  coredns: string;
+  'local-path-provisioner': string;
+  'kube-network-policies': string;
+  pause: string;
 }
 
 export interface ClusterLayout {
@@ -81,7 +99,7 @@ export function clusterLayout(env: NodeJS.ProcessEnv = process.env): ClusterLayo
 }
 
 /** Parses versions.env (KEY=VALUE lines, # comments), the one place versions are pinned. */
-export function parseVersions(text: string): Versions {
+export function parseVersions(text: string, pauseVersion = 'unknown'): Versions {
   const values = new Map<string, string>();
   for (const raw of text.split('\n')) {
     const line = raw.trim();
@@ -99,11 +117,16 @@ export function parseVersions(text: string): Versions {
     etcd: get('ETCD_VERSION'),
     kwok: get('KWOK_VERSION'),
     helm: get('HELM_VERSION'),
+    coredns: get('COREDNS_VERSION'),
+    localPathProvisioner: get('LOCAL_PATH_PROVISIONER_VERSION'),
+    kubeNetworkPolicies: get('KUBE_NETWORK_POLICIES_VERSION'),
+    pause: pauseVersion,
   };
 }
 
 export function readVersions(): Versions {
-  return parseVersions(readFileSync(VERSIONS_FILE, 'utf8'));
+  const pause = createHash('sha256').update(readFileSync(PAUSE_SOURCE)).digest('hex').slice(0, 12);
+  return parseVersions(readFileSync(VERSIONS_FILE, 'utf8'), pause);
 }
 
 export function binaries(layout: ClusterLayout, v: Versions): Binaries {
@@ -120,11 +143,24 @@ export function binaries(layout: ClusterLayout, v: Versions): Binaries {
   };
 }
 
+export function nodeBinaries(layout: ClusterLayout, v: Versions): NodeBinaryPaths {
+  const bin = (name: string, version: string): string => join(layout.binDir, `${name}-${version}`);
+  return {
+    kubelet: bin('kubelet', v.kubernetes),
+    'kube-proxy': bin('kube-proxy', v.kubernetes),
+    coredns: bin('coredns', v.coredns),
+    'local-path-provisioner': bin('local-path-provisioner', v.localPathProvisioner),
+    'kube-network-policies': bin('kube-network-policies', v.kubeNetworkPolicies),
+    pause: bin('pause', v.pause),
+  };
+}
+
 /** The cached files that are not there yet (empty when `build.sh` has nothing to do). */
 export function missingBinaries(
   layout: ClusterLayout = clusterLayout(),
   v: Versions = readVersions(),
+  node = false,
 ): string[] {
-  const files = Object.values<string>({ ...binaries(layout, v) });
+  const files = Object.values<string>({ ...binaries(layout, v), ...(node ? nodeBinaries(layout, v) : {}) });
   return files.filter((file) => !existsSync(file));
 }

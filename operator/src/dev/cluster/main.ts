@@ -11,10 +11,14 @@ const USAGE = `usage: npm run cluster -- <command>
 
   up       build what is missing (first time: ~30 min on 2 cores), start the cluster, or reuse the
            one already up; prints the admin kubeconfig's path
+  up --node
+           the same with a real node (containerd, kubelet, kube-proxy, CoreDNS, local-path storage,
+           network policies) beside kwok's GPU nodes; needs root and Debian's containerd, runc,
+           containernetworking-plugins, iptables, conntrack and buildah (test/cluster/README.md)
   down     stop every process of the cluster (SIGTERM, then SIGKILL) and remove its state
   status   what runs, on which ports, and whether the API server and nodes are ready
   env      print 'export KUBECONFIG=...'; use: eval "$(npm run -s cluster -- env)"
-  build    only build the pinned binaries (test/cluster/build.sh)
+  build    only build the pinned binaries (test/cluster/build.sh); 'build --node' also the node's
 
 Environment: CLINICALSUITE_HOME (default ~/.cache/clinicalsuite); state in $CLINICALSUITE_HOME/cluster.
 `;
@@ -44,13 +48,14 @@ function formatStatus(s: ClusterStatus): string {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (rest.length > 0 || command === undefined) {
+  const node = rest.length === 1 && rest[0] === '--node' && (command === 'up' || command === 'build');
+  if ((rest.length > 0 && !node) || command === undefined) {
     err(USAGE);
     return 2;
   }
   switch (command) {
     case 'up': {
-      const info = await up({ log });
+      const info = await up({ log, node });
       out(`${info.kubeconfig}\n`);
       return 0;
     }
@@ -71,7 +76,7 @@ async function main(argv: string[]): Promise<number> {
       return s.up ? 0 : 1;
     }
     case 'build':
-      await ensureBuilt(log);
+      await ensureBuilt(log, undefined, node);
       return 0;
     case 'help':
     case '--help':

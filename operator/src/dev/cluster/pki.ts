@@ -8,6 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { NODE_NAME, NODE_RBAC_USERS } from './node-config.js';
 
 const run = promisify(execFile);
 
@@ -19,6 +20,13 @@ export const IDENTITIES = {
   'kube-scheduler': { user: 'system:kube-scheduler', groups: [] },
   // kwok writes node and pod status, leases and volumes of any node: cluster admin is simplest.
   kwok: { user: 'kwok', groups: ['system:masters'] },
+  // The real node's processes (`up --node`): the kubelet under the Node authorizer, kube-proxy under
+  // the role the API server bootstraps for it, the others under node-config.ts's roles.
+  kubelet: { user: `system:node:${NODE_NAME}`, groups: ['system:nodes'] },
+  'kube-proxy': { user: 'system:kube-proxy', groups: [] },
+  coredns: { user: NODE_RBAC_USERS.coredns, groups: [] },
+  'local-path-provisioner': { user: NODE_RBAC_USERS['local-path-provisioner'], groups: [] },
+  'kube-network-policies': { user: NODE_RBAC_USERS['kube-network-policies'], groups: [] },
 } as const;
 export type Identity = keyof typeof IDENTITIES;
 
@@ -27,6 +35,9 @@ export interface Pki {
   caKey: string;
   servingCert: string;
   servingKey: string;
+  /** The API server's client certificate towards kubelets (exec, logs, port-forward). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
   saPublicKey: string;
   saPrivateKey: string;
   tokenFile: string;
@@ -35,11 +46,15 @@ export interface Pki {
   caPem: string;
 }
 
-/** Names the serving certificate is valid for: loopback, and the in-cluster `kubernetes` service. */
-export function servingSubjectAltNames(serviceIp: string): string {
+/**
+ * Names the serving certificate is valid for: loopback, the in-cluster `kubernetes` service, and
+ * any further address the API server is reached at (the real node's link to the host).
+ */
+export function servingSubjectAltNames(serviceIp: string, extraIps: readonly string[] = []): string {
   const dns = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'];
   dns.push('kubernetes.default.svc.cluster.local');
-  return [...dns.map((d) => `DNS:${d}`), 'IP:127.0.0.1', `IP:${serviceIp}`].join(',');
+  const ips = ['127.0.0.1', serviceIp, ...extraIps].map((ip) => `IP:${ip}`);
+  return [...dns.map((d) => `DNS:${d}`), ...ips].join(',');
 }
 
 /** One line of --token-auth-file: token,user,uid[,"group1,group2"]. */
@@ -58,7 +73,11 @@ async function openssl(args: string[]): Promise<void> {
   }
 }
 
-export async function makePki(dir: string, serviceIp: string): Promise<Pki> {
+export async function makePki(
+  dir: string,
+  serviceIp: string,
+  extraIps: readonly string[] = [],
+): Promise<Pki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const p = (name: string): string => join(dir, name);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
@@ -78,7 +97,7 @@ export async function makePki(dir: string, serviceIp: string): Promise<Pki> {
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
-    `subjectAltName=${servingSubjectAltNames(serviceIp)}`,
+    `subjectAltName=${servingSubjectAltNames(serviceIp, extraIps)}`,
   ];
   await writeFile(p('apiserver.ext'), extensions.join('\n') + '\n');
   await openssl(
@@ -90,6 +109,30 @@ export async function makePki(dir: string, serviceIp: string): Promise<Pki> {
       p('apiserver.ext'),
       '-out',
       p('apiserver.crt'),
+    ]),
+  );
+
+  // The API server towards kubelets: a client of the cluster's CA in system:masters, as kubeadm's
+  // apiserver-kubelet-client is (kubelets ask the API server whether it may; masters may).
+  await openssl(
+    ['req', ...ec, '-keyout', p('kubelet-client.key'), '-out', p('kubelet-client.csr')].concat([
+      '-subj',
+      '/O=system:masters/CN=kube-apiserver-kubelet-client',
+    ]),
+  );
+  await writeFile(
+    p('kubelet-client.ext'),
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+  );
+  await openssl(
+    ['x509', '-req', '-in', p('kubelet-client.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key')].concat([
+      '-CAcreateserial',
+      '-days',
+      '365',
+      '-extfile',
+      p('kubelet-client.ext'),
+      '-out',
+      p('kubelet-client.crt'),
     ]),
   );
 
@@ -110,6 +153,8 @@ export async function makePki(dir: string, serviceIp: string): Promise<Pki> {
     caKey: p('ca.key'),
     servingCert: p('apiserver.crt'),
     servingKey: p('apiserver.key'),
+    kubeletClientCert: p('kubelet-client.crt'),
+    kubeletClientKey: p('kubelet-client.key'),
     saPublicKey: p('sa.pub'),
     saPrivateKey: p('sa.key'),
     tokenFile: p('tokens.csv'),

@@ -4,13 +4,28 @@
  * service account made, so workloads can be admitted.
  */
 import { apply, get, type Endpoint } from './api.js';
-import { buildFakeNode, buildNvidiaRuntimeClass, buildStorageClass, FAKE_NODES } from './fixtures.js';
+import {
+  buildFakeNode,
+  buildNvidiaRuntimeClass,
+  buildStorageClass,
+  FAKE_NODES,
+  type FakeNodeSpec,
+} from './fixtures.js';
 import { waitFor, type Log, type NodeList } from './state.js';
 
-export async function applyFixtures(endpoint: Endpoint): Promise<void> {
-  await apply(endpoint, '/apis/storage.k8s.io/v1/storageclasses/kwok-volume', buildStorageClass());
+/**
+ * The fake nodes this cluster has: all four, or with a real node (`up --node`) only the GPU ones,
+ * so that CPU pods land on the real node and GPU pods on kwok's.
+ */
+export function fakeNodes(node: boolean): readonly FakeNodeSpec[] {
+  return node ? FAKE_NODES.filter((n) => n.gpus > 0) : FAKE_NODES;
+}
+
+export async function applyFixtures(endpoint: Endpoint, node = false): Promise<void> {
+  // With a real node, claims go to its local-path class (node.ts) by default instead.
+  await apply(endpoint, '/apis/storage.k8s.io/v1/storageclasses/kwok-volume', buildStorageClass(!node));
   await apply(endpoint, '/apis/node.k8s.io/v1/runtimeclasses/nvidia', buildNvidiaRuntimeClass());
-  for (const spec of FAKE_NODES) {
+  for (const spec of fakeNodes(node)) {
     const node = buildFakeNode(spec);
     const path = `/api/v1/nodes/${node.metadata.name}`;
     const { status, ...object } = node;
@@ -25,13 +40,14 @@ export async function applyFixtures(endpoint: Endpoint): Promise<void> {
   }
 }
 
-export async function waitForWorkloadReadiness(endpoint: Endpoint, log: Log): Promise<void> {
-  await waitFor(`${FAKE_NODES.length} Ready nodes (kwok)`, 60_000, async () => {
+export async function waitForWorkloadReadiness(endpoint: Endpoint, log: Log, node = false): Promise<void> {
+  const fake = fakeNodes(node).length;
+  await waitFor(`${fake} Ready nodes (kwok)`, 60_000, async () => {
     const list = await get<NodeList>(endpoint, '/api/v1/nodes');
     const ready = (list?.items ?? []).filter((n) =>
       (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     );
-    return ready.length >= FAKE_NODES.length;
+    return ready.length >= fake;
   });
   // Pods are refused until the controller-manager has made the namespace's default service account.
   await waitFor(
@@ -40,5 +56,5 @@ export async function waitForWorkloadReadiness(endpoint: Endpoint, log: Log): Pr
     async () =>
       (await get<object>(endpoint, '/api/v1/namespaces/default/serviceaccounts/default')) !== undefined,
   );
-  log(`${FAKE_NODES.length} nodes Ready`);
+  log(`${fake} kwok nodes Ready`);
 }

@@ -10,6 +10,7 @@ import { call, type Endpoint } from './api.js';
 import { HOST, type Ports } from './components.js';
 import { clusterLayout, type ClusterLayout, type Component, type Versions } from './layout.js';
 import { IDENTITIES } from './pki.js';
+import type { NodeState } from './node.js';
 import { readPid, type Matcher } from './processes.js';
 
 export type Log = (line: string) => void;
@@ -28,6 +29,8 @@ export interface ClusterState {
   ports: Ports;
   kubeconfig: string;
   processes: Partial<Record<Component, ProcessRecord>>;
+  /** The real node, when `up --node` started one (node.ts). */
+  node?: NodeState;
 }
 
 export async function readState(layout = clusterLayout()): Promise<ClusterState | undefined> {

@@ -1,0 +1,638 @@
+/**
+ * The test cluster's real node (`npm run cluster -- up --node`): containerd with runc, the kubelet,
+ * kube-proxy, CoreDNS, the local-path provisioner and kube-network-policies, beside kwok's fake
+ * GPU nodes. How it is laid out, and what runs for real, is in test/cluster/README.md ("A real
+ * node").
+ *
+ * Isolation, so that `down` can leave nothing behind:
+ * - a network namespace (NODE_NETNS) joined to the host by a veth pair: the pod bridge, the pods'
+ *   veths and every iptables/nftables rule of the kubelet, kube-proxy, the CNI plugins and the
+ *   network policies are inside it, and go when it is deleted;
+ * - a private mount namespace, held open by a `pause` process, for containerd, the kubelet and
+ *   everything they start: their overlay, tmpfs and namespace mounts live and die with it; /run in
+ *   it is a fresh tmpfs (as in a container);
+ * - the pods' cgroups (`kubepods` under each cgroup v1 controller) are emptied and removed.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { apply, call, get, type Endpoint } from './api.js';
+import { renderKubeconfig, SERVICE_CIDR } from './components.js';
+import type { ClusterLayout } from './layout.js';
+import {
+  CLUSTER_DNS_IP,
+  cniConfig,
+  containerdConfig,
+  corefile,
+  dnsService,
+  kubeletConfig,
+  kubeProxyConfig,
+  localPathConfigMap,
+  localPathStorageClass,
+  LOCAL_PATH_PROVISIONER,
+  HELPER_IMAGE,
+  NODE_HOST_IP,
+  NODE_HOST_LINK,
+  NODE_IP,
+  NODE_LINK,
+  NODE_LINK_CIDR,
+  NODE_NAME,
+  NODE_NETNS,
+  NODE_POD_CIDR,
+  nodeRbac,
+  nodeResolvConf,
+  PAUSE_IMAGE,
+  type NodePaths,
+  type NodePorts,
+} from './node-config.js';
+import { IDENTITIES, type Pki } from './pki.js';
+import { findProcesses, isOurProcess, startDetached, stopProcess, tail, type Matcher } from './processes.js';
+import { freePorts, waitFor, FatalError, type Log, type ProcessRecord } from './state.js';
+
+const run = promisify(execFile);
+
+export const NODE_COMPONENTS = [
+  'node-namespace',
+  'containerd',
+  'kubelet',
+  'kube-proxy',
+  'coredns',
+  'local-path-provisioner',
+  'kube-network-policies',
+] as const;
+export type NodeComponent = (typeof NODE_COMPONENTS)[number];
+
+/** Stopped first to last: nothing restarts what was just stopped. */
+const NODE_STOP_ORDER: readonly NodeComponent[] = [
+  'kube-network-policies',
+  'local-path-provisioner',
+  'kubelet',
+  'kube-proxy',
+  'coredns',
+  'containerd',
+  'node-namespace',
+];
+
+export interface NodeBinaries {
+  kubelet: string;
+  'kube-proxy': string;
+  coredns: string;
+  'local-path-provisioner': string;
+  'kube-network-policies': string;
+  pause: string;
+}
+
+export interface NodeState {
+  /** Null while the node is starting. */
+  ports: NodePorts | null;
+  processes: Partial<Record<NodeComponent, ProcessRecord>>;
+}
+
+export interface NodeLayout extends NodePaths {
+  dir: string;
+  configDir: string;
+  secretsDir: string;
+  imagesDir: string;
+}
+
+export function nodeLayout(layout: ClusterLayout): NodeLayout {
+  const dir = join(layout.dir, 'node');
+  return {
+    dir,
+    configDir: join(dir, 'config'),
+    secretsDir: join(dir, 'serviceaccount'),
+    imagesDir: join(layout.dir, 'images'),
+    containerdRoot: join(dir, 'containerd'),
+    // Inside the node's own /run (a tmpfs of its mount namespace).
+    containerdState: '/run/containerd',
+    containerdSocket: join(dir, 'containerd.sock'),
+    containerdConfig: join(dir, 'config', 'containerd.toml'),
+    cniConfDir: join(dir, 'config', 'cni'),
+    cniBinDir: '/usr/lib/cni',
+    kubeletRoot: join(dir, 'kubelet'),
+    kubeletConfig: join(dir, 'config', 'kubelet.yaml'),
+    kubeletPki: join(dir, 'kubelet-pki'),
+    resolvConf: join(dir, 'config', 'resolv.conf'),
+    localPathDir: join(dir, 'local-path'),
+  };
+}
+
+/** Debian's programs the node needs, with the package each comes from. */
+const SYSTEM_PROGRAMS: readonly [string, string][] = [
+  ['/usr/bin/containerd', 'containerd'],
+  ['/usr/sbin/runc', 'runc'],
+  ['/usr/lib/cni/bridge', 'containernetworking-plugins'],
+  ['/usr/sbin/iptables', 'iptables'],
+  ['/usr/sbin/conntrack', 'conntrack'],
+  ['/usr/bin/nsenter', 'util-linux'],
+  ['/usr/bin/buildah', 'buildah'],
+];
+
+export function missingNodePrograms(): string[] {
+  return SYSTEM_PROGRAMS.filter(([path]) => !existsSync(path)).map(([path, pkg]) => `${path} (${pkg})`);
+}
+
+/**
+ * A process of the node: the program's file name, and either a binary of this cluster's cache or
+ * one of this cluster's paths among its arguments (Debian's containerd and its shims).
+ */
+export function nodeProcessMatcher(layout: ClusterLayout, program: string): Matcher {
+  return (argv) =>
+    argv[0] !== undefined &&
+    basename(argv[0]).startsWith(program) &&
+    (argv[0].startsWith(layout.binDir) || argv.slice(1).some((a) => a.includes(layout.dir)));
+}
+
+/** The program a node component runs (the namespace holder is the pause binary). */
+export function nodeProgram(component: NodeComponent): string {
+  return component === 'node-namespace' ? 'pause' : component;
+}
+
+/** Every live process of this cluster's node, shims included. */
+export async function nodeProcessesOf(layout: ClusterLayout): Promise<number[]> {
+  const pids: number[] = [];
+  for (const program of [...NODE_COMPONENTS.map(nodeProgram), 'containerd-shim']) {
+    pids.push(...(await findProcesses(nodeProcessMatcher(layout, program))));
+  }
+  return pids;
+}
+
+async function sh(cmd: string, args: readonly string[]): Promise<string> {
+  try {
+    const { stdout } = await run(cmd, [...args], { maxBuffer: 16 * 1024 * 1024 });
+    return stdout;
+  } catch (error) {
+    const e = error as Error & { stderr?: string };
+    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr || e.message).trim()}`);
+  }
+}
+
+function netnsExists(): boolean {
+  return existsSync(`/run/netns/${NODE_NETNS}`);
+}
+
+/** Whether the machine-wide names the node takes (its netns, its host link) are free. */
+export function nodeNamesInUse(): string[] {
+  const used: string[] = [];
+  if (netnsExists()) used.push(`network namespace ${NODE_NETNS}`);
+  if (existsSync(`/sys/class/net/${NODE_HOST_LINK}`)) used.push(`link ${NODE_HOST_LINK}`);
+  return used;
+}
+
+/** The node's network namespace, its link to the host, and the host's routes to pods and services. */
+async function makeNetwork(): Promise<void> {
+  await sh('ip', ['netns', 'add', NODE_NETNS]);
+  await sh('ip', [
+    'link',
+    'add',
+    NODE_HOST_LINK,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    NODE_LINK,
+    'netns',
+    NODE_NETNS,
+  ]);
+  const prefix = NODE_LINK_CIDR.split('/')[1] ?? '30';
+  await sh('ip', ['addr', 'add', `${NODE_HOST_IP}/${prefix}`, 'dev', NODE_HOST_LINK]);
+  await sh('ip', ['link', 'set', NODE_HOST_LINK, 'up']);
+  const inNode = ['-n', NODE_NETNS];
+  await sh('ip', [...inNode, 'link', 'set', 'lo', 'up']);
+  await sh('ip', [...inNode, 'addr', 'add', `${NODE_IP}/${prefix}`, 'dev', NODE_LINK]);
+  await sh('ip', [...inNode, 'link', 'set', NODE_LINK, 'up']);
+  await sh('ip', [...inNode, 'route', 'add', 'default', 'via', NODE_HOST_IP]);
+  // The host reaches pods (Prometheus, tests) and ClusterIPs (through kube-proxy) via the node.
+  await sh('ip', ['route', 'add', NODE_POD_CIDR, 'via', NODE_IP]);
+  await sh('ip', ['route', 'add', SERVICE_CIDR, 'via', NODE_IP]);
+  // The node forwards between its pods and the host, and bridged pod traffic passes through
+  // iptables (Services, network policies): namespaced settings, the host's own stay as they are.
+  for (const setting of ['net.ipv4.ip_forward=1', 'net.bridge.bridge-nf-call-iptables=1']) {
+    await sh('ip', ['netns', 'exec', NODE_NETNS, 'sysctl', '-q', '-w', setting]);
+  }
+}
+
+async function removeNetwork(log: Log): Promise<void> {
+  for (const route of [NODE_POD_CIDR, SERVICE_CIDR]) {
+    await run('ip', ['route', 'del', route, 'via', NODE_IP]).catch(() => undefined);
+  }
+  if (netnsExists()) {
+    await sh('ip', ['netns', 'del', NODE_NETNS]);
+    log(`deleted network namespace ${NODE_NETNS}`);
+  }
+  // The veth pair goes with the namespace; wait for the kernel to release the host's end.
+  for (let i = 0; i < 50 && existsSync(`/sys/class/net/${NODE_HOST_LINK}`); i++) await sleep(100);
+  if (existsSync(`/sys/class/net/${NODE_HOST_LINK}`)) {
+    await run('ip', ['link', 'del', NODE_HOST_LINK]).catch(() => undefined);
+  }
+}
+
+/** `nsenter` into the node (its network namespace, and the held mount namespace) to run `bin`. */
+function inNode(holderPid: number, bin: string, args: readonly string[]): [string, string[]] {
+  return [
+    'nsenter',
+    [`--net=/run/netns/${NODE_NETNS}`, `--mount=/proc/${holderPid}/ns/mnt`, '--', bin, ...args],
+  ];
+}
+
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
+/** Every `kubepods` cgroup directory, deepest first, under each cgroup v1 controller. */
+async function podCgroups(): Promise<string[]> {
+  const dirs: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) if (e.isDirectory()) await walk(join(dir, e.name));
+    dirs.push(dir);
+  };
+  for (const controller of await readdir(CGROUP_ROOT).catch(() => [] as string[])) {
+    const top = join(CGROUP_ROOT, controller, 'kubepods');
+    if (existsSync(top)) await walk(top);
+  }
+  return dirs;
+}
+
+async function cgroupProcs(dir: string): Promise<number[]> {
+  const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+}
+
+/** SIGKILLs whatever still runs in the pods' cgroups, then removes the cgroups. */
+async function removePodCgroups(log: Log): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    const pids = new Set<number>();
+    for (const dir of await podCgroups()) for (const pid of await cgroupProcs(dir)) pids.add(pid);
+    if (pids.size === 0) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await sleep(100);
+  }
+  let removed = 0;
+  for (const dir of await podCgroups()) {
+    for (let i = 0; i < 20; i++) {
+      try {
+        await rmdir(dir);
+        removed++;
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+        await sleep(100);
+      }
+    }
+  }
+  const left = await podCgroups();
+  if (left.length > 0) throw new Error(`could not remove the pods' cgroups: ${left.slice(0, 5).join(', ')}`);
+  if (removed > 0) log(`removed ${removed} pod cgroups`);
+}
+
+export interface NodeStartInput {
+  layout: ClusterLayout;
+  bins: NodeBinaries;
+  pki: Pick<Pki, 'caCert' | 'caPem' | 'tokens'>;
+  apiserverPort: number;
+  /** Admin access, to apply the node's objects (RBAC, kube-dns, storage class). */
+  admin: Endpoint;
+  log: Log;
+  /** Records a started process in the cluster's state (so `down` finds it even after a crash). */
+  record: (component: NodeComponent, rec: ProcessRecord) => Promise<void>;
+}
+
+/** The node's objects in the API server: its host processes' roles, kube-dns, the storage class. */
+async function applyNodeObjects(admin: Endpoint, nl: NodeLayout): Promise<void> {
+  for (const { path, object } of nodeRbac()) await apply(admin, path, object);
+  const { service, slice } = dnsService();
+  await apply(admin, '/api/v1/namespaces/kube-system/services/kube-dns', service);
+  await apply(admin, '/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices/kube-dns-host', slice);
+  await apply(
+    admin,
+    '/api/v1/namespaces/kube-system/configmaps/local-path-config',
+    localPathConfigMap('kube-system', nl.localPathDir),
+  );
+  await apply(admin, '/api/v1/namespaces/kube-system/serviceaccounts/local-path-provisioner', {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'local-path-provisioner', namespace: 'kube-system' },
+    automountServiceAccountToken: false,
+  });
+  await apply(admin, '/apis/storage.k8s.io/v1/storageclasses/local-path', localPathStorageClass());
+}
+
+/** Starts the node; returns its state. The caller stops everything if this throws. */
+export async function startNode(input: NodeStartInput): Promise<NodeState> {
+  const { layout, bins, pki, log } = input;
+  const nl = nodeLayout(layout);
+  const missing = missingNodePrograms();
+  if (missing.length > 0) {
+    throw new FatalError(
+      `the real node needs Debian's ${missing.join(', ')}: apt-get install containerd runc ` +
+        'containernetworking-plugins iptables conntrack util-linux buildah',
+    );
+  }
+  const inUse = nodeNamesInUse();
+  if (inUse.length > 0) {
+    throw new FatalError(
+      `${inUse.join(' and ')} already exist: another real test node runs on this machine ` +
+        '(one per machine); stop it with `npm run cluster -- down` in its CLINICALSUITE_HOME',
+    );
+  }
+  await rm(nl.dir, { recursive: true, force: true });
+  for (const dir of [nl.configDir, nl.cniConfDir, nl.secretsDir, nl.localPathDir, nl.kubeletRoot]) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  }
+  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, dnsHealth, dnsMetrics] = await freePorts(6);
+  const ports: NodePorts = {
+    kubelet: kubelet ?? 0,
+    kubeletHealthz: kubeletHealthz ?? 0,
+    proxyHealthz: proxyHealthz ?? 0,
+    proxyMetrics: proxyMetrics ?? 0,
+    dnsHealth: dnsHealth ?? 0,
+    dnsMetrics: dnsMetrics ?? 0,
+  };
+  const state: NodeState = { ports, processes: {} };
+
+  // Files.
+  const hostServer = `https://${NODE_HOST_IP}:${input.apiserverPort}`;
+  const loopbackServer = `https://127.0.0.1:${input.apiserverPort}`;
+  const kubeconfig = (who: keyof typeof IDENTITIES, server: string): string =>
+    renderKubeconfig({ server, user: IDENTITIES[who].user, token: pki.tokens[who], caFile: pki.caCert });
+  const kc = (name: string): string => join(nl.configDir, `${name}.kubeconfig`);
+  await writeFile(kc('kubelet'), kubeconfig('kubelet', hostServer), { mode: 0o600 });
+  await writeFile(kc('kube-proxy'), kubeconfig('kube-proxy', hostServer), { mode: 0o600 });
+  await writeFile(kc('coredns'), kubeconfig('coredns', loopbackServer), { mode: 0o600 });
+  await writeFile(kc('local-path-provisioner'), kubeconfig('local-path-provisioner', loopbackServer), {
+    mode: 0o600,
+  });
+  // kube-network-policies knows only in-cluster credentials: the files a pod's service account
+  // would have, bind-mounted where it looks in the node's mount namespace.
+  await writeFile(join(nl.secretsDir, 'token'), pki.tokens['kube-network-policies'], { mode: 0o600 });
+  await writeFile(join(nl.secretsDir, 'ca.crt'), pki.caPem);
+  await writeFile(join(nl.secretsDir, 'namespace'), 'kube-system');
+  await writeFile(nl.containerdConfig, containerdConfig(nl));
+  await writeFile(join(nl.cniConfDir, '10-clinicalsuite.conflist'), cniConfig());
+  await writeFile(nl.kubeletConfig, kubeletConfig(nl, ports, pki.caCert));
+  await writeFile(nl.resolvConf, nodeResolvConf());
+  const proxyConfig = join(nl.configDir, 'kube-proxy.yaml');
+  await writeFile(proxyConfig, kubeProxyConfig(kc('kube-proxy'), ports));
+  const dnsConfig = join(nl.configDir, 'Corefile');
+  await writeFile(dnsConfig, corefile(kc('coredns'), ports));
+  const lppConfig = localPathConfigMap('kube-system', nl.localPathDir) as { data: Record<string, string> };
+  const lppConfigFile = join(nl.configDir, 'local-path-config.json');
+  const lppHelperFile = join(nl.configDir, 'local-path-helper-pod.yaml');
+  await writeFile(lppConfigFile, lppConfig.data['config.json'] ?? '');
+  await writeFile(lppHelperFile, lppConfig.data['helperPod.yaml'] ?? '');
+
+  await makeNetwork();
+  log(`network namespace ${NODE_NETNS}: node ${NODE_IP}, host ${NODE_HOST_IP}, pods ${NODE_POD_CIDR}`);
+
+  const logFile = (c: NodeComponent): string => join(layout.logsDir, `${c}.log`);
+  const pidFile = (c: NodeComponent): string => join(layout.runDir, `${c}.pid`);
+  const start = async (c: NodeComponent, bin: string, args: string[]): Promise<ProcessRecord> => {
+    const rec = await startDetached(bin, args, logFile(c), pidFile(c));
+    state.processes[c] = rec;
+    await input.record(c, rec);
+    return rec;
+  };
+  const alive = (c: NodeComponent, rec: ProcessRecord): boolean =>
+    isOurProcess(rec.pid, nodeProcessMatcher(layout, nodeProgram(c)));
+  const waitUp = async (
+    c: NodeComponent,
+    rec: ProcessRecord,
+    what: string,
+    check: () => Promise<boolean>,
+  ) => {
+    try {
+      await waitFor(what, 120_000, async () => {
+        if (!alive(c, rec))
+          throw new FatalError(
+            `${c} exited during startup; last lines of ${rec.log}:\n${await tail(rec.log)}`,
+          );
+        return check();
+      });
+    } catch (error) {
+      if (error instanceof FatalError) throw error;
+      throw new Error(`${(error as Error).message}\nlast lines of ${rec.log}:\n${await tail(rec.log)}`);
+    }
+  };
+
+  // The mount namespace's holder: a private copy of the host's mounts with its own /run (so
+  // containerd's and the CNI plugins' namespace files and iptables' lock are the node's), and the
+  // service-account files kube-network-policies reads.
+  const sa = '/run/secrets/kubernetes.io/serviceaccount';
+  const setup = [
+    'mount -t tmpfs -o mode=0755 node-run /run',
+    `mkdir -p ${sa} /run/netns`,
+    `mount --bind -o ro "$1" ${sa}`,
+    'exec "$2" "$3"',
+  ].join(' && ');
+  const holder = await start('node-namespace', 'nsenter', [
+    `--net=/run/netns/${NODE_NETNS}`,
+    '--',
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    setup,
+    'node-namespace',
+    nl.secretsDir,
+    bins.pause,
+    layout.dir,
+  ]);
+  // Alive as nsenter, unshare and sh first; ours once the setup has run and pause took over.
+  await waitFor('the node namespace holder', 30_000, () => {
+    if (!existsSync(`/proc/${holder.pid}`)) {
+      return tail(holder.log).then((t) => {
+        throw new FatalError(
+          `the node's mount namespace could not be set up; last lines of ${holder.log}:\n${t}`,
+        );
+      });
+    }
+    return Promise.resolve(alive('node-namespace', holder));
+  });
+  const node = (bin: string, args: string[]): [string, string[]] => inNode(holder.pid, bin, args);
+
+  const containerd = await start(
+    'containerd',
+    ...node('/usr/bin/containerd', ['--config', nl.containerdConfig]),
+  );
+  await waitUp('containerd', containerd, 'containerd', async () => {
+    try {
+      await sh('ctr', ['--address', nl.containerdSocket, 'version']);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  await importNodeImages(layout, log);
+  log('containerd running, node images imported');
+
+  await applyNodeObjects(input.admin, nl);
+
+  const coredns = await start('coredns', bins.coredns, [
+    '-conf',
+    dnsConfig,
+    '-pidfile',
+    join(nl.dir, 'coredns.pid'),
+  ]);
+  const kubeletRec = await start(
+    'kubelet',
+    ...node(bins.kubelet, [
+      `--config=${nl.kubeletConfig}`,
+      `--kubeconfig=${kc('kubelet')}`,
+      `--root-dir=${nl.kubeletRoot}`,
+      `--cert-dir=${nl.kubeletPki}`,
+      `--hostname-override=${NODE_NAME}`,
+      `--node-ip=${NODE_IP}`,
+      '--v=1',
+    ]),
+  );
+  const proxy = await start('kube-proxy', ...node(bins['kube-proxy'], [`--config=${proxyConfig}`, '--v=1']));
+  const lpp = await start('local-path-provisioner', bins['local-path-provisioner'], [
+    '--debug',
+    'start',
+    `--kubeconfig=${kc('local-path-provisioner')}`,
+    `--config=${lppConfigFile}`,
+    `--helper-pod-file=${lppHelperFile}`,
+    `--provisioner-name=${LOCAL_PATH_PROVISIONER}`,
+    '--namespace=kube-system',
+    '--configmap-name=local-path-config',
+    '--service-account-name=local-path-provisioner',
+    `--helper-image=${HELPER_IMAGE}`,
+  ]);
+  const knp = await start('kube-network-policies', 'env', [
+    `KUBERNETES_SERVICE_HOST=${NODE_HOST_IP}`,
+    `KUBERNETES_SERVICE_PORT=${input.apiserverPort}`,
+    ...node(bins['kube-network-policies'], [
+      `--hostname-override=${NODE_NAME}`,
+      '--disable-nri',
+      `--metrics-bind-address=127.0.0.1:0`,
+      `--nfqueue-id=100`,
+      `--v=1`,
+    ]).flat(),
+  ]);
+
+  const healthz =
+    (port: number, path = '/healthz', host = NODE_IP) =>
+    async (): Promise<boolean> => {
+      try {
+        const res = await fetch(`http://${host}:${port}${path}`);
+        await res.text();
+        return res.ok;
+      } catch {
+        return false;
+      }
+    };
+  await waitUp('coredns', coredns, 'CoreDNS /health', healthz(ports.dnsHealth, '/health', '127.0.0.1'));
+  await waitUp('kubelet', kubeletRec, 'kubelet /healthz', healthz(ports.kubeletHealthz));
+  await waitUp('kube-proxy', proxy, 'kube-proxy /healthz', healthz(ports.proxyHealthz));
+  await waitUp('kubelet', kubeletRec, `node ${NODE_NAME} Ready`, async () => {
+    const n = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+      input.admin,
+      `/api/v1/nodes/${NODE_NAME}`,
+    );
+    return (n?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  });
+  for (const [c, rec] of [
+    ['local-path-provisioner', lpp],
+    ['kube-network-policies', knp],
+  ] as const) {
+    if (!alive(c, rec))
+      throw new FatalError(`${c} exited during startup; last lines of ${rec.log}:\n${await tail(rec.log)}`);
+  }
+  log(`node ${NODE_NAME} Ready (kubelet, kube-proxy, CoreDNS on ${NODE_HOST_IP}:53 as ${CLUSTER_DNS_IP})`);
+  return state;
+}
+
+/** Images the node runs without a registry: the pause image and the local-path helper's base. */
+export const NODE_IMAGES = [PAUSE_IMAGE, HELPER_IMAGE] as const;
+
+/**
+ * Loads images from buildah's store into the node's containerd (`buildah push` to a
+ * docker-archive, `ctr images import`). Used for the node's own images and for the suite's.
+ */
+export async function loadImages(layout: ClusterLayout, images: readonly string[], log: Log): Promise<void> {
+  const nl = nodeLayout(layout);
+  await mkdir(nl.imagesDir, { recursive: true });
+  for (const image of images) {
+    const archive = join(nl.imagesDir, `${image.replace(/[^A-Za-z0-9._-]/g, '_')}.tar`);
+    const started = Date.now();
+    await rm(archive, { force: true });
+    await sh('buildah', ['push', '--quiet', image, `docker-archive:${archive}:${image}`]);
+    await sh('ctr', ['--address', nl.containerdSocket, '--namespace', 'k8s.io', 'images', 'import', archive]);
+    await rm(archive, { force: true });
+    log(`image ${image} loaded into the node (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+async function importNodeImages(layout: ClusterLayout, log: Log): Promise<void> {
+  await loadImages(layout, NODE_IMAGES, log);
+}
+
+/** Stops the node's processes and removes its pods, cgroups, mounts and network. */
+export async function stopNode(
+  layout: ClusterLayout,
+  state: NodeState | undefined,
+  log: Log,
+): Promise<string[]> {
+  const stopped: string[] = [];
+  const nl = nodeLayout(layout);
+  for (const component of NODE_STOP_ORDER) {
+    const matcher = nodeProcessMatcher(layout, nodeProgram(component));
+    const pids = new Set<number>(await findProcesses(matcher));
+    const recorded = state?.processes[component]?.pid;
+    if (recorded !== undefined) pids.add(recorded);
+    if (component === 'containerd') {
+      // The pods' processes first (the kubelet is gone: nothing restarts them), then containerd
+      // and its shims.
+      await removePodCgroups(log);
+    }
+    for (const pid of pids) {
+      if (await stopProcess(pid, matcher, component === 'kubelet' ? 5_000 : 10_000)) {
+        stopped.push(`${component} (pid ${pid})`);
+        log(`stopped ${component} (pid ${pid})`);
+      }
+    }
+    if (component === 'containerd') {
+      const shims = nodeProcessMatcher(layout, 'containerd-shim');
+      for (const pid of await findProcesses(shims)) await stopProcess(pid, shims, 2_000);
+    }
+  }
+  await removePodCgroups(log);
+  await removeNetwork(log);
+  await rm(nl.dir, { recursive: true, force: true });
+  return stopped;
+}
+
+/** Checks that nothing of the node is left on the machine; returns what is. */
+export async function nodeLeftovers(layout: ClusterLayout): Promise<string[]> {
+  const left: string[] = [];
+  for (const pid of await nodeProcessesOf(layout)) left.push(`process pid ${pid}`);
+  left.push(...nodeNamesInUse());
+  for (const dir of await podCgroups()) left.push(`cgroup ${dir}`);
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+  for (const line of mounts.split('\n'))
+    if (line.includes(layout.dir)) left.push(`mount ${line.split(' ')[4]}`);
+  const routes = await sh('ip', ['route', 'show']);
+  for (const line of routes.split('\n')) if (line.includes(NODE_IP)) left.push(`route ${line.trim()}`);
+  return left;
+}
+
+/** The node's kubelet answers through the API server (logs, exec go this way too). */
+export async function kubeletReachable(admin: Endpoint): Promise<boolean> {
+  const res = await call(admin, 'GET', `/api/v1/nodes/${NODE_NAME}/proxy/healthz`);
+  return res.status === 200;
+}
