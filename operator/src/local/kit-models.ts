@@ -12,7 +12,11 @@ import type { ModelStep } from './runner.js';
 
 export { MODEL_MANIFEST };
 
-/** The manifest entry to fetch: the manifest's, or one made of the spec's `model.source`. */
+/**
+ * The manifest entry to fetch: the manifest's (its `file` kept: the model step passes the planned
+ * path as `dest`, and a model mirror holds the file at the manifest's path), or one made of the
+ * spec's `model.source`.
+ */
 export function entryFor(model: PlannedModel, component: keyof typeof COMPONENTS): ModelEntry {
   const base = model.id === null ? undefined : MODEL_MANIFEST[model.id];
   if (model.source === null) {
@@ -23,7 +27,7 @@ export function entryFor(model: PlannedModel, component: keyof typeof COMPONENTS
       );
     }
     const sha256 = model.sha256 ?? base.sha256;
-    return { ...base, file: model.file, ...(sha256 === undefined ? {} : { sha256 }) };
+    return { ...base, ...(sha256 === undefined ? {} : { sha256 }) };
   }
   return {
     id: COMPONENTS[component].dir,
@@ -45,7 +49,16 @@ function logLine(write: (line: string) => void): ModelStoreLogger {
   return { info: line, warn: line };
 }
 
-export function kitModelStep(modelsDir: string, retries?: number): ModelStep {
+/**
+ * Fetches each planned model into its path with the kit's model store, under `env` (the runner's
+ * own environment: HF_TOKEN, MODEL_MIRROR …); a catalogue model tries MODEL_MIRROR first, a
+ * spec's `model.source` only that source.
+ */
+export function kitModelStep(
+  modelsDir: string,
+  retries?: number,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ModelStep {
   return async (model, { component, write }) => {
     const entry = entryFor(model, component);
     const reporter = createProgressReporter({ write: (text: string) => write(text), isTTY: false });
@@ -56,6 +69,8 @@ export function kitModelStep(modelsDir: string, retries?: number): ModelStep {
         onProgress: reporter.onProgress,
         log: logLine(write),
         retries,
+        env,
+        mirror: model.source === null,
       });
       write(result.downloaded ? `model ready: ${result.path}` : `model present: ${result.path}`);
     } finally {

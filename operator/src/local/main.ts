@@ -70,7 +70,7 @@ async function loadModelStore(
 ): Promise<{ step: ModelStep; manifest?: Record<string, { file: string }> }> {
   try {
     const kit = await import('./kit-models.js');
-    return { step: kit.kitModelStep(modelsDir, retries), manifest: kit.MODEL_MANIFEST };
+    return { step: kit.kitModelStep(modelsDir, retries, process.env), manifest: kit.MODEL_MANIFEST };
   } catch (error) {
     const why = (error as Error).message;
     return {

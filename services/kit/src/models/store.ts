@@ -1,7 +1,8 @@
 /**
  * Fetching model files: one source into one destination (`fetchModel`), and a manifest entry
- * from the first of its sources that works (`ensureModel`). A destination only ever holds a
- * complete, verified file: bytes go to `<dest>.partial`, are fsynced and checked, then renamed.
+ * from the model mirror or the first of its sources that works (`ensureModel`). A destination
+ * only ever holds a complete, verified file: bytes go to `<dest>.partial`, are fsynced and
+ * checked, then renamed.
  */
 import { mkdir, open, rename, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -12,6 +13,7 @@ import { checkExisting, writeRecord } from './file-record.js';
 import { describeNetworkError } from './http-download.js';
 import { withDestinationLock } from './lock.js';
 import type { ModelEntry, ModelSource } from './manifest.js';
+import { MODEL_MIRROR_ENV, mirrorHashes, mirrorUrl, modelMirror } from './mirror.js';
 import { discardPartial, forgetPartialOwner, partialPath, resumableBytes, writePartial } from './partial.js';
 import { resolveModelPath } from './paths.js';
 import type { ProgressCallback } from './progress.js';
@@ -25,11 +27,17 @@ export interface ModelStoreLogger {
 }
 
 export interface FetchOptions {
-  /** Expected sha256 (lowercase hex); a mismatch discards the download. */
-  readonly sha256?: string | undefined;
+  /**
+   * Expected sha256 (lowercase hex), or several any of which will do; a mismatch discards the
+   * download. A source's own sha256 comes first.
+   */
+  readonly sha256?: string | readonly string[] | undefined;
   readonly onProgress?: ProgressCallback | undefined;
   readonly log?: ModelStoreLogger | undefined;
-  /** Environment for `HF_TOKEN`, `HF_ENDPOINT`, `CLINICALSUITE_PYTHON`, pip (default `process.env`). */
+  /**
+   * Environment for `HF_TOKEN`, `HF_ENDPOINT`, `CLINICALSUITE_PYTHON`, pip, and `MODEL_MIRROR` for
+   * {@link ensureModel} (default `process.env`).
+   */
   readonly env?: SourceEnv | undefined;
   /** Retries after a transient failure (network, 5xx, 429), each resuming (default 4). */
   readonly retries?: number | undefined;
@@ -64,7 +72,7 @@ export async function fetchModel(
   options: FetchOptions = {},
 ): Promise<FetchResult> {
   const described = describeSource(source);
-  const expected = described.sha256 ?? options.sha256;
+  const expected = expectedHashes(described.sha256 ?? options.sha256);
   const log = options.log ?? NO_LOG;
   await mkdir(dirname(dest), { recursive: true });
   const lockOptions = {
@@ -77,7 +85,7 @@ export async function fetchModel(
     if (existing.state === 'present') return alreadyPresent(dest, existing);
     if (existing.state === 'mismatch') {
       log.warn(
-        { path: dest, expected, actual: existing.sha256 },
+        { path: dest, expected: describeHashes(expected), actual: existing.sha256 },
         'existing file has the wrong sha256; fetching again',
       );
     }
@@ -89,11 +97,11 @@ export async function fetchModel(
       throw err;
     });
     await byteSource.cleanup?.().catch(() => undefined);
-    if (expected !== undefined && written.sha256 !== expected) {
+    if (expected.length > 0 && !expected.includes(written.sha256)) {
       await discardPartial(dest);
       throw new SourceFetchError(
         described.label,
-        `sha256 mismatch: expected ${expected}, got ${written.sha256} (${written.sizeBytes} bytes); the download was discarded`,
+        `sha256 mismatch: expected ${describeHashes(expected)}, got ${written.sha256} (${written.sizeBytes} bytes); the download was discarded`,
         { retryable: false },
       );
     }
@@ -117,6 +125,14 @@ export async function fetchModel(
       source: described.label,
     };
   });
+}
+
+function expectedHashes(sha256: string | readonly string[] | undefined): readonly string[] {
+  return typeof sha256 === 'string' ? [sha256] : (sha256 ?? []);
+}
+
+function describeHashes(hashes: readonly string[]): string {
+  return hashes.length === 1 ? (hashes[0] ?? '') : `one of ${hashes.join(', ')}`;
 }
 
 async function download(
@@ -205,28 +221,58 @@ export interface EnsureOptions extends Omit<FetchOptions, 'sha256' | 'sizeHint'>
   readonly modelsDir: string;
   /** Put the file here instead of `<modelsDir>/<entry.file>`. */
   readonly dest?: string | undefined;
+  /**
+   * Try `<MODEL_MIRROR>/<entry.file>` (`MODEL_MIRROR` from `env`) before the entry's sources: for
+   * catalogue models, which a mirror holds at their paths under a models directory; not for
+   * sources a user gave. Off by default.
+   */
+  readonly mirror?: boolean | undefined;
 }
 
 /**
  * Makes sure the entry's file is under the models directory: returns at once, without network,
- * when it is there (and matches the entry's sha256 when one is known); else tries each source in
- * order and throws a {@link ModelFetchError} listing every failure when none works.
+ * when it is there (and matches the entry's sha256 when one is known); else tries the mirror (with
+ * `mirror`), then each source in order, and throws a {@link ModelFetchError} listing every failure
+ * when none works. A bad `MODEL_MIRROR` throws a `ModelMirrorError` (mirror.ts) before any I/O.
  */
 export async function ensureModel(entry: ModelEntry, options: EnsureOptions): Promise<FetchResult> {
+  const env = options.env ?? process.env;
+  const mirror = options.mirror ? modelMirror(env) : undefined;
   const dest = options.dest ?? resolveModelPath(options.modelsDir, entry);
   const log = options.log ?? NO_LOG;
   const existing = await checkExisting(dest, entry.sha256);
   if (existing.state === 'present') return alreadyPresent(dest, existing);
+  const fetchOptions = {
+    ...options,
+    env,
+    sizeHint: entry.sizeBytes,
+    workDir: options.workDir ?? join(options.modelsDir, '.cache'),
+  };
   const failures: SourceFailure[] = [];
+  if (mirror !== undefined) {
+    const url = mirrorUrl(mirror, entry);
+    try {
+      return await fetchModel(url, dest, { ...fetchOptions, sha256: mirrorHashes(entry) });
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      failures.push({ source: `${url} (${MODEL_MIRROR_ENV})`, reason: reasonOf(err) });
+      if (err instanceof SourceFetchError && err.httpStatus === 404) {
+        log.info(
+          { model: entry.id, source: url },
+          "the model mirror does not hold it; trying the model's sources",
+        );
+      } else {
+        log.warn(
+          { model: entry.id, source: url, reason: reasonOf(err) },
+          "the model mirror failed; trying the model's sources",
+        );
+      }
+    }
+  }
   for (const source of entry.sources) {
     const { label } = describeSource(source);
     try {
-      return await fetchModel(source, dest, {
-        ...options,
-        sha256: entry.sha256,
-        sizeHint: entry.sizeBytes,
-        workDir: options.workDir ?? join(options.modelsDir, '.cache'),
-      });
+      return await fetchModel(source, dest, { ...fetchOptions, sha256: entry.sha256 });
     } catch (err) {
       if (options.signal?.aborted) throw err;
       failures.push({ source: label, reason: reasonOf(err) });
