@@ -49,6 +49,10 @@ if ! have_image "$DEBIAN_IMAGE"; then
   commit_dir "$DEBIAN_IMAGE" "$work/rootfs"
 fi
 
+if [ "${1:-}" = --base-only ]; then
+  exit 0
+fi
+
 if ! have_image "$NODE_IMAGE"; then
   echo "== base: $NODE_IMAGE (this machine's Node and npm, laid out as in the official node image)"
   c=$(buildah from "$DEBIAN_IMAGE")
@@ -91,21 +95,22 @@ c=$(buildah from "$IMAGE")
 cleanup_container() { buildah rm "$c" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup_container EXIT
 run() { buildah run --user 10001:10001 --env HOME=/tmp "$c" -- "$@"; }
-run id -u | grep -qx 10001
+run id -u | grep -x 10001 >/dev/null
 run node --version
-run tesseract --list-langs 2>&1 | grep -qx vie
+run tesseract --list-langs 2>&1 | grep -x vie >/dev/null
 run espeak-ng --version
-run ffmpeg -version | head -1
+run ffmpeg -version | sed -n 1p
 # medllm's backend, where LLAMA_SERVER_PATH says, and the setpriv it runs under.
-run sh -c '"$LLAMA_SERVER_PATH" --version' 2>&1 | grep -q 'version:'
+run sh -c '"$LLAMA_SERVER_PATH" --version' 2>&1 | grep 'version:' >/dev/null
 run setpriv --pdeathsig KILL -- true
 port=$((20000 + RANDOM % 20000))
-run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models \
+run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models FACE_API_TOKEN=smoke-test-token-0123456789 \
   node services/face/dist/main.js >"$work/service.log" 2>&1 &
 pid=$!
 ok=0
 for _ in $(seq 1 60); do
-  if curl -fsS "http://127.0.0.1:$port/" >"$work/root.json" 2>/dev/null; then ok=1; break; fi
+  if curl -fsS -H 'authorization: Bearer smoke-test-token-0123456789' "http://127.0.0.1:$port/" \
+    >"$work/root.json" 2>/dev/null; then ok=1; break; fi
   sleep 1
 done
 health=$(curl -sS -o "$work/health.json" -w '%{http_code}' "http://127.0.0.1:$port/health" || true)
@@ -120,12 +125,13 @@ echo "   face service from the image: GET / -> $(cat "$work/root.json")"
 echo "   GET /health -> $health $(cat "$work/health.json") (503 until its models are fetched)"
 # A service whose engine is in the image (espeak-ng), answering a real request.
 port=$((20000 + RANDOM % 20000))
-run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models \
+run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models TTS_API_TOKEN=smoke-test-token-0123456789 \
   node services/tts/dist/main.js >"$work/tts.log" 2>&1 &
 pid=$!
 code=000
 for _ in $(seq 1 60); do
   code=$(curl -sS -o "$work/speech.wav" -w '%{http_code}' -H 'content-type: application/json' \
+    -H 'authorization: Bearer smoke-test-token-0123456789' \
     -d '{"text":"Xin chào, bệnh nhân đã hết sốt.","language":"vi"}' "http://127.0.0.1:$port/tts" 2>/dev/null || true)
   [ "$code" = 200 ] && break
   sleep 1
