@@ -171,7 +171,8 @@ function judgeWorkload(s: ObservedService): Verdict {
         return bad('ContainerStartFailed', waiting);
       }
       if (c.waitingReason === 'CrashLoopBackOff') {
-        const last = c.terminatedMessage === undefined ? '' : `; last exit: ${c.terminatedMessage}`;
+        const code = c.terminatedExitCode === undefined ? '' : ` (code ${c.terminatedExitCode})`;
+        const last = c.terminatedMessage === undefined ? '' : `; last exit${code}: ${c.terminatedMessage}`;
         return bad(
           'CrashLoop',
           `${pod.name}/${c.name} is crash-looping (${c.restartCount ?? 0} restarts)${last}`,

@@ -134,6 +134,8 @@ export function buildDeployment(
               ...probes(),
               securityContext: containerSecurityContext(),
               volumeMounts: [...volumeMounts(model), ...users.volumeMounts],
+              // What a crash-looping service printed last is the status's CrashLoop message.
+              terminationMessagePolicy: 'FallbackToLogsOnError',
             },
           ],
           volumes: [...volumes(model, data), ...users.volumes],

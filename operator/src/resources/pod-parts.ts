@@ -110,5 +110,7 @@ export function fetchModelContainer(
       { name: 'models', mountPath: MODELS_DIR },
       { name: 'tmp', mountPath: TMP_DIR },
     ],
+    // The fetch's error (its last log lines) is the status's ModelFetchFailed message.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
   }));
 }

@@ -98,6 +98,8 @@ export interface Container {
   livenessProbe?: Probe;
   securityContext: SecurityContext;
   volumeMounts: VolumeMount[];
+  /** FallbackToLogsOnError: a failed container's last log lines become its termination message. */
+  terminationMessagePolicy: 'FallbackToLogsOnError';
 }
 
 export interface Toleration {
