@@ -208,7 +208,8 @@ export class Reconciler {
     suite = env.suite;
     if (env.failure !== undefined) suiteFailures.push(env.failure);
     try {
-      await this.ensureAuthSecret(suite);
+      const authSecretUid = await this.ensureAuthSecret(suite);
+      if (authSecretUid !== undefined) suite = { ...suite, authSecretUid };
     } catch (error) {
       // Its services are still applied (a pod that needs a missing key says so: ContainerConfigError).
       suiteFailures.push({
@@ -568,25 +569,28 @@ export class Reconciler {
    * The default auth Secret: generated with random tokens (and the task proxy's first user), its
    * values never rewritten; written again only to add a key it lacks (a suite from before a
    * component that needs a new one). A Secret of that name that this operator did not make is the
-   * user's: left as it is. Nothing is read when every credential has an explicit ref.
+   * user's: left as it is. Nothing is read when every credential has an explicit ref. Returns the
+   * Secret's uid when the operator made it.
    */
-  private async ensureAuthSecret(suite: OwnedSuite): Promise<void> {
-    if (authSecretData(suite, undefined, () => '') === null) return;
+  private async ensureAuthSecret(suite: OwnedSuite): Promise<string | undefined> {
+    if (authSecretData(suite, undefined, () => '') === null) return undefined;
     const ref = {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: authSecretName(suite), namespace: suite.metadata.namespace },
     };
     const current = await this.client.read<{
-      metadata?: { labels?: Record<string, string> };
+      metadata?: { labels?: Record<string, string>; uid?: string };
       data?: Record<string, string>;
     }>(ref);
-    if (current !== undefined && current.metadata?.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) return;
+    if (current !== undefined && current.metadata?.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY)
+      return undefined;
     const data = authSecretData(suite, current?.data, () => randomBytes(32).toString('base64url'));
-    if (data === null) return;
+    // Nothing to add: the Secret stays as it is.
+    if (data === null) return current?.metadata?.uid;
     // The whole data, existing values included: a server-side apply drops the fields it owned and
     // no longer names.
-    await this.client.apply({
+    const applied = await this.client.apply({
       ...ref,
       metadata: {
         ...ref.metadata,
@@ -596,6 +600,7 @@ export class Reconciler {
       type: 'Opaque',
       data,
     });
+    return (applied as { metadata?: { uid?: string } } | undefined)?.metadata?.uid ?? current?.metadata?.uid;
   }
 
   /**

@@ -44,7 +44,12 @@ export function imageFor(suite: OwnedSuite, placement: Placement): string {
  */
 export function podConfigHash(suite: OwnedSuite, key: ComponentKey): string {
   const { planned, projector } = podModel(suite, key);
-  return configHash({ data: configData(suite, key), model: planned, ...(projector ? { projector } : {}) });
+  return configHash({
+    data: configData(suite, key),
+    model: planned,
+    ...(projector ? { projector } : {}),
+    ...(suite.authSecretUid === undefined ? {} : { authSecret: suite.authSecretUid }),
+  });
 }
 
 /**

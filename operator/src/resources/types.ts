@@ -7,6 +7,12 @@ import type { Suite } from '../api/v1alpha1/index.js';
  */
 export type OwnedSuite = Suite & {
   readonly metadata: Suite['metadata'] & { readonly uid: string; readonly namespace: string };
+  /**
+   * The uid of the generated `<suite>-auth` Secret as the reconciler found or made it (undefined
+   * when every credential has an explicit ref). Part of the pods' config hash: a Secret deleted and
+   * made again holds new tokens, which its pods only read at start.
+   */
+  readonly authSecretUid?: string;
 };
 
 export type { KubeObject } from './wire.js';

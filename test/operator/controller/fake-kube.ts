@@ -129,6 +129,8 @@ export class FakeKube {
         const existing = this.objects.get(FakeKube.key(obj));
         const stored = structuredClone(obj);
         if (existing?.status !== undefined) stored.status = existing.status;
+        // The server names an object at its creation: a deleted and re-created one has a new uid.
+        stored.metadata['uid'] = existing?.metadata['uid'] ?? `uid-created-${++this.version}`;
         const unchanged = existing !== undefined && content(existing) === content(stored);
         const version = unchanged ? existing.metadata['resourceVersion'] : String(++this.version);
         if (version !== undefined) stored.metadata['resourceVersion'] = version;

@@ -317,6 +317,40 @@ describe('Reconciler: deleted and hand-edited objects', () => {
   });
 });
 
+describe('Reconciler: the auth Secret deleted and made again', () => {
+  it('rolls the pods, which read their tokens only at start, and only then', async () => {
+    const kube = new FakeKube();
+    putSuite(kube, { services: { llm: { enabled: true }, ocr: { enabled: true } } });
+    const r = reconciler(kube);
+    await r.reconcile(NS, 's');
+    const hashes = () =>
+      ['s-llm', 's-ocr'].map(
+        (name) =>
+          (
+            kube.get('apps/v1', 'Deployment', NS, name) as StoredObject & {
+              spec: { template: { metadata: { annotations: Record<string, string> } } };
+            }
+          ).spec.template.metadata.annotations['clinicalsuite.ai/config-hash'],
+      );
+    const before = hashes();
+    const tokens = (kube.get('v1', 'Secret', NS, 's-auth') as StoredObject & { data: Record<string, string> })
+      .data;
+    await r.reconcile(NS, 's');
+    expect(hashes()).toEqual(before);
+
+    kube.objects.delete(
+      FakeKube.key({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's-auth', namespace: NS } }),
+    );
+    await r.reconcile(NS, 's');
+    const remade = (kube.get('v1', 'Secret', NS, 's-auth') as StoredObject & { data: Record<string, string> })
+      .data;
+    expect(remade['api-token']).not.toBe(tokens['api-token']);
+    const after = hashes();
+    expect(after[0]).not.toBe(before[0]);
+    expect(after[1]).not.toBe(before[1]);
+  });
+});
+
 describe('Reconciler: a name another suite owns', () => {
   it("reports NameConflict and leaves the other suite's objects as they are (suite a's task agent, suite a-task's agent)", async () => {
     const kube = new FakeKube();
