@@ -12,7 +12,8 @@
 # Usage: test/cluster/build.sh [--check] [--node] [component ...]
 #   no component   build the control plane's binaries that are missing
 #   --node         also the real node's: kubelet, kube-proxy, CoreDNS, local-path-provisioner,
-#                  kube-network-policies and the pod sandbox's pause (pause.c, with gcc)
+#                  kube-router (network policies) and the pod sandbox's pause (pause.c, gcc)
+#   prometheus     only when named: for the real-node tests (test/node)
 #   --check        build nothing; exit 0 when every named (or every) binary is cached, 1 otherwise
 #
 # A cold build takes roughly half an hour on 2 cores (see the build-times log in the cache);
@@ -30,7 +31,7 @@ times_log=$bin_dir/build-times.log
 
 all_components=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwok-stages helm)
 # The real node's components (`cluster up --node`): built only when named or with --node.
-node_components=(kubelet kube-proxy coredns local-path-provisioner kube-network-policies pause)
+node_components=(kubelet kube-proxy coredns local-path-provisioner kube-router pause)
 
 version_of() {
   case $1 in
@@ -40,11 +41,12 @@ version_of() {
     helm) echo "$HELM_VERSION" ;;
     coredns) echo "$COREDNS_VERSION" ;;
     local-path-provisioner) echo "$LOCAL_PATH_PROVISIONER_VERSION" ;;
-    kube-network-policies) echo "$KUBE_NETWORK_POLICIES_VERSION" ;;
+    kube-router) echo "$KUBE_ROUTER_VERSION" ;;
+    prometheus) echo "$PROMETHEUS_VERSION" ;;
     # The pause binary is ours (pause.c): its version is its source's hash.
     pause) sha256sum "$here/pause.c" | cut -c1-12 ;;
     *)
-      echo "build.sh: unknown component '$1' (known: ${all_components[*]} ${node_components[*]})" >&2
+      echo "build.sh: unknown component '$1' (known: ${all_components[*]} ${node_components[*]} prometheus)" >&2
       exit 2
       ;;
   esac
@@ -223,6 +225,20 @@ build_go_install() {
   install_binary "$component" "$work/$component-bin/$(basename "$package")" "$started"
 }
 
+# kube-router's only served version pins golang.org/x modules with known advisories: a wrapper
+# module takes their current versions (minimal version selection keeps kube-router's own code).
+build_kube_router() {
+  local started=$SECONDS dir=$work/kube-router
+  mkdir -p "$dir"
+  printf 'module clinicalsuite.local/kube-router-build\n\ngo 1.26.0\n\nrequire github.com/cloudnativelabs/kube-router/v2 %s\n' \
+    "$KUBE_ROUTER_VERSION" >"$dir/go.mod"
+  log "building kube-router $KUBE_ROUTER_VERSION (wrapper module, current golang.org/x)"
+  (cd "$dir" && go get golang.org/x/net@latest golang.org/x/crypto@latest golang.org/x/sys@latest \
+    golang.org/x/text@latest >/dev/null &&
+    go_build -mod=mod -ldflags "-s -w" -o "$work/out/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router)
+  install_binary kube-router "$work/out/kube-router" "$started"
+}
+
 # The pod sandbox's process, statically linked so the pause image needs nothing else.
 build_pause() {
   local started=$SECONDS
@@ -261,7 +277,8 @@ for c in "${missing[@]}"; do
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy) build_kubernetes_component "$c" ;;
     coredns) build_go_install coredns github.com/coredns/coredns ;;
     local-path-provisioner) build_go_install local-path-provisioner github.com/rancher/local-path-provisioner ;;
-    kube-network-policies) build_go_install kube-network-policies sigs.k8s.io/kube-network-policies/cmd ;;
+    kube-router) build_kube_router ;;
+    prometheus) build_go_install prometheus github.com/prometheus/prometheus/cmd/prometheus ;;
     pause) build_pause ;;
     kwok) build_kwok ;;
     kwok-stages) build_kwok_stages ;;

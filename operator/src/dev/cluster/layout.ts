@@ -37,7 +37,8 @@ export interface Versions {
   helm: string;
   coredns: string;
   localPathProvisioner: string;
-  kubeNetworkPolicies: string;
+  kubeRouter: string;
+  prometheus: string;
   /** The first 12 hex digits of pause.c's sha256, as build.sh names the binary. */
   pause: string;
 }
@@ -60,7 +61,7 @@ export interface NodeBinaryPaths {
   'kube-proxy': string;
   coredns: string;
   'local-path-provisioner': string;
-  'kube-network-policies': string;
+  'kube-router': string;
   pause: string;
 }
 
@@ -119,7 +120,8 @@ export function parseVersions(text: string, pauseVersion = 'unknown'): Versions 
     helm: get('HELM_VERSION'),
     coredns: get('COREDNS_VERSION'),
     localPathProvisioner: get('LOCAL_PATH_PROVISIONER_VERSION'),
-    kubeNetworkPolicies: get('KUBE_NETWORK_POLICIES_VERSION'),
+    kubeRouter: get('KUBE_ROUTER_VERSION'),
+    prometheus: get('PROMETHEUS_VERSION'),
     pause: pauseVersion,
   };
 }
@@ -150,7 +152,7 @@ export function nodeBinaries(layout: ClusterLayout, v: Versions): NodeBinaryPath
     'kube-proxy': bin('kube-proxy', v.kubernetes),
     coredns: bin('coredns', v.coredns),
     'local-path-provisioner': bin('local-path-provisioner', v.localPathProvisioner),
-    'kube-network-policies': bin('kube-network-policies', v.kubeNetworkPolicies),
+    'kube-router': bin('kube-router', v.kubeRouter),
     pause: bin('pause', v.pause),
   };
 }

@@ -14,7 +14,8 @@ const USAGE = `usage: npm run cluster -- <command>
   up --node
            the same with a real node (containerd, kubelet, kube-proxy, CoreDNS, local-path storage,
            network policies) beside kwok's GPU nodes; needs root and Debian's containerd, runc,
-           containernetworking-plugins, iptables, conntrack and buildah (test/cluster/README.md)
+           containernetworking-plugins, iptables, conntrack, ipset and buildah
+           (test/cluster/README.md)
   down     stop every process of the cluster (SIGTERM, then SIGKILL) and remove its state
   status   what runs, on which ports, and whether the API server and nodes are ready
   env      print 'export KUBECONFIG=...'; use: eval "$(npm run -s cluster -- env)"

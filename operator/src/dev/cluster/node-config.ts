@@ -58,6 +58,7 @@ export interface NodePorts {
   proxyMetrics: number;
   dnsHealth: number;
   dnsMetrics: number;
+  routerHealthz: number;
 }
 
 /** TOML string: JSON's string escapes are TOML's basic-string escapes. */
@@ -288,7 +289,7 @@ export function dnsService(): { service: object; slice: object } {
 export const NODE_RBAC_USERS = {
   coredns: 'system:clinicalsuite:coredns',
   'local-path-provisioner': 'system:clinicalsuite:local-path-provisioner',
-  'kube-network-policies': 'system:clinicalsuite:kube-network-policies',
+  'kube-router': 'system:clinicalsuite:kube-router',
 } as const;
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
@@ -312,10 +313,11 @@ const NODE_RBAC_RULES: Record<keyof typeof NODE_RBAC_USERS, Rule[]> = {
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
   ],
-  // As kube-network-policies' install.yaml grants it.
-  'kube-network-policies': [
-    { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['list', 'watch'] },
-    { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list', 'watch'] },
+  // As kube-router's own manifests grant it, for its network policy controller.
+  'kube-router': [
+    { apiGroups: [''], resources: ['pods', 'namespaces', 'nodes', 'services', 'endpoints'], verbs: READ },
+    { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: READ },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
   ],
 };
 

@@ -1,6 +1,6 @@
 /**
  * The test cluster's real node (`npm run cluster -- up --node`): containerd with runc, the kubelet,
- * kube-proxy, CoreDNS, the local-path provisioner and kube-network-policies, beside kwok's fake
+ * kube-proxy, CoreDNS, the local-path provisioner and kube-router's network policy controller, beside kwok's fake
  * GPU nodes. How it is laid out, and what runs for real, is in test/cluster/README.md ("A real
  * node").
  *
@@ -61,13 +61,13 @@ export const NODE_COMPONENTS = [
   'kube-proxy',
   'coredns',
   'local-path-provisioner',
-  'kube-network-policies',
+  'kube-router',
 ] as const;
 export type NodeComponent = (typeof NODE_COMPONENTS)[number];
 
 /** Stopped first to last: nothing restarts what was just stopped. */
 const NODE_STOP_ORDER: readonly NodeComponent[] = [
-  'kube-network-policies',
+  'kube-router',
   'local-path-provisioner',
   'kubelet',
   'kube-proxy',
@@ -81,7 +81,7 @@ export interface NodeBinaries {
   'kube-proxy': string;
   coredns: string;
   'local-path-provisioner': string;
-  'kube-network-policies': string;
+  'kube-router': string;
   pause: string;
 }
 
@@ -94,7 +94,6 @@ export interface NodeState {
 export interface NodeLayout extends NodePaths {
   dir: string;
   configDir: string;
-  secretsDir: string;
   imagesDir: string;
 }
 
@@ -103,7 +102,6 @@ export function nodeLayout(layout: ClusterLayout): NodeLayout {
   return {
     dir,
     configDir: join(dir, 'config'),
-    secretsDir: join(dir, 'serviceaccount'),
     imagesDir: join(layout.dir, 'images'),
     containerdRoot: join(dir, 'containerd'),
     // Inside the node's own /run (a tmpfs of its mount namespace).
@@ -127,6 +125,7 @@ const SYSTEM_PROGRAMS: readonly [string, string][] = [
   ['/usr/lib/cni/bridge', 'containernetworking-plugins'],
   ['/usr/sbin/iptables', 'iptables'],
   ['/usr/sbin/conntrack', 'conntrack'],
+  ['/usr/sbin/ipset', 'ipset'],
   ['/usr/bin/nsenter', 'util-linux'],
   ['/usr/bin/buildah', 'buildah'],
 ];
@@ -136,14 +135,14 @@ export function missingNodePrograms(): string[] {
 }
 
 /**
- * A process of the node: the program's file name, and either a binary of this cluster's cache or
- * one of this cluster's paths among its arguments (Debian's containerd and its shims).
+ * A process of this cluster's node: the program's file name, and one of this cluster's paths among
+ * its arguments (the binary cache may be shared by several clusters, so its path alone is not).
  */
 export function nodeProcessMatcher(layout: ClusterLayout, program: string): Matcher {
   return (argv) =>
     argv[0] !== undefined &&
     basename(argv[0]).startsWith(program) &&
-    (argv[0].startsWith(layout.binDir) || argv.slice(1).some((a) => a.includes(layout.dir)));
+    argv.slice(1).some((a) => a.includes(layout.dir));
 }
 
 /** The program a node component runs (the namespace holder is the pause binary). */
@@ -337,7 +336,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
   if (missing.length > 0) {
     throw new FatalError(
       `the real node needs Debian's ${missing.join(', ')}: apt-get install containerd runc ` +
-        'containernetworking-plugins iptables conntrack util-linux buildah',
+        'containernetworking-plugins iptables conntrack ipset util-linux buildah',
     );
   }
   const inUse = nodeNamesInUse();
@@ -348,10 +347,11 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     );
   }
   await rm(nl.dir, { recursive: true, force: true });
-  for (const dir of [nl.configDir, nl.cniConfDir, nl.secretsDir, nl.localPathDir, nl.kubeletRoot]) {
+  for (const dir of [nl.configDir, nl.cniConfDir, nl.localPathDir, nl.kubeletRoot]) {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   }
-  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, dnsHealth, dnsMetrics] = await freePorts(6);
+  const [kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, dnsHealth, dnsMetrics, routerHealthz] =
+    await freePorts(7);
   const ports: NodePorts = {
     kubelet: kubelet ?? 0,
     kubeletHealthz: kubeletHealthz ?? 0,
@@ -359,6 +359,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     proxyMetrics: proxyMetrics ?? 0,
     dnsHealth: dnsHealth ?? 0,
     dnsMetrics: dnsMetrics ?? 0,
+    routerHealthz: routerHealthz ?? 0,
   };
   const state: NodeState = { ports, processes: {} };
 
@@ -374,11 +375,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
   await writeFile(kc('local-path-provisioner'), kubeconfig('local-path-provisioner', loopbackServer), {
     mode: 0o600,
   });
-  // kube-network-policies knows only in-cluster credentials: the files a pod's service account
-  // would have, bind-mounted where it looks in the node's mount namespace.
-  await writeFile(join(nl.secretsDir, 'token'), pki.tokens['kube-network-policies'], { mode: 0o600 });
-  await writeFile(join(nl.secretsDir, 'ca.crt'), pki.caPem);
-  await writeFile(join(nl.secretsDir, 'namespace'), 'kube-system');
+  await writeFile(kc('kube-router'), kubeconfig('kube-router', hostServer), { mode: 0o600 });
   await writeFile(nl.containerdConfig, containerdConfig(nl));
   await writeFile(join(nl.cniConfDir, '10-clinicalsuite.conflist'), cniConfig());
   await writeFile(nl.kubeletConfig, kubeletConfig(nl, ports, pki.caCert));
@@ -404,8 +401,9 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     await input.record(c, rec);
     return rec;
   };
-  const alive = (c: NodeComponent, rec: ProcessRecord): boolean =>
-    isOurProcess(rec.pid, nodeProcessMatcher(layout, nodeProgram(c)));
+  // Started through nsenter (and env, unshare, sh), which exec the program: the pid is alive from
+  // the start, and only later carries the program's own command line.
+  const alive = (_c: NodeComponent, rec: ProcessRecord): boolean => isOurProcess(rec.pid, () => true);
   const waitUp = async (
     c: NodeComponent,
     rec: ProcessRecord,
@@ -426,16 +424,12 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     }
   };
 
-  // The mount namespace's holder: a private copy of the host's mounts with its own /run (so
-  // containerd's and the CNI plugins' namespace files and iptables' lock are the node's), and the
-  // service-account files kube-network-policies reads.
-  const sa = '/run/secrets/kubernetes.io/serviceaccount';
-  const setup = [
-    'mount -t tmpfs -o mode=0755 node-run /run',
-    `mkdir -p ${sa} /run/netns`,
-    `mount --bind -o ro "$1" ${sa}`,
-    'exec "$2" "$3"',
-  ].join(' && ');
+  // The mount namespace's holder: a private copy of the host's mounts with its own /run, so
+  // containerd's and the CNI plugins' namespace files and the iptables and ipset locks are the
+  // node's.
+  const setup = ['mount -t tmpfs -o mode=0755 node-run /run', 'mkdir -p /run/netns', 'exec "$1" "$2"'].join(
+    ' && ',
+  );
   const holder = await start('node-namespace', 'nsenter', [
     `--net=/run/netns/${NODE_NETNS}`,
     '--',
@@ -448,7 +442,6 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     '-c',
     setup,
     'node-namespace',
-    nl.secretsDir,
     bins.pause,
     layout.dir,
   ]);
@@ -461,7 +454,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
         );
       });
     }
-    return Promise.resolve(alive('node-namespace', holder));
+    return Promise.resolve(isOurProcess(holder.pid, nodeProcessMatcher(layout, 'pause')));
   });
   const node = (bin: string, args: string[]): [string, string[]] => inNode(holder.pid, bin, args);
 
@@ -513,18 +506,6 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     '--service-account-name=local-path-provisioner',
     `--helper-image=${HELPER_IMAGE}`,
   ]);
-  const knp = await start('kube-network-policies', 'env', [
-    `KUBERNETES_SERVICE_HOST=${NODE_HOST_IP}`,
-    `KUBERNETES_SERVICE_PORT=${input.apiserverPort}`,
-    ...node(bins['kube-network-policies'], [
-      `--hostname-override=${NODE_NAME}`,
-      '--disable-nri',
-      `--metrics-bind-address=127.0.0.1:0`,
-      `--nfqueue-id=100`,
-      `--v=1`,
-    ]).flat(),
-  ]);
-
   const healthz =
     (port: number, path = '/healthz', host = NODE_IP) =>
     async (): Promise<boolean> => {
@@ -546,14 +527,29 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
     );
     return (n?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   });
-  for (const [c, rec] of [
-    ['local-path-provisioner', lpp],
-    ['kube-network-policies', knp],
-  ] as const) {
+  // kube-router's network policy controller alone (routes and Services are the bridge's and
+  // kube-proxy's): iptables and ipsets in the node's namespace. It needs its Node to exist.
+  const router = await start(
+    'kube-router',
+    ...node(bins['kube-router'], [
+      `--kubeconfig=${kc('kube-router')}`,
+      `--hostname-override=${NODE_NAME}`,
+      '--run-firewall=true',
+      '--run-router=false',
+      '--run-service-proxy=false',
+      '--metrics-port=0',
+      `--health-port=${ports.routerHealthz}`,
+      '--v=1',
+    ]),
+  );
+  await waitUp('kube-router', router, 'kube-router /healthz', healthz(ports.routerHealthz));
+  for (const [c, rec] of [['local-path-provisioner', lpp]] as const) {
     if (!alive(c, rec))
       throw new FatalError(`${c} exited during startup; last lines of ${rec.log}:\n${await tail(rec.log)}`);
   }
-  log(`node ${NODE_NAME} Ready (kubelet, kube-proxy, CoreDNS on ${NODE_HOST_IP}:53 as ${CLUSTER_DNS_IP})`);
+  log(
+    `node ${NODE_NAME} Ready (kubelet, kube-proxy, kube-router, CoreDNS on ${NODE_HOST_IP}:53 as ${CLUSTER_DNS_IP})`,
+  );
   return state;
 }
 

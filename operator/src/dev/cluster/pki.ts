@@ -26,7 +26,7 @@ export const IDENTITIES = {
   'kube-proxy': { user: 'system:kube-proxy', groups: [] },
   coredns: { user: NODE_RBAC_USERS.coredns, groups: [] },
   'local-path-provisioner': { user: NODE_RBAC_USERS['local-path-provisioner'], groups: [] },
-  'kube-network-policies': { user: NODE_RBAC_USERS['kube-network-policies'], groups: [] },
+  'kube-router': { user: NODE_RBAC_USERS['kube-router'], groups: [] },
 } as const;
 export type Identity = keyof typeof IDENTITIES;
 
