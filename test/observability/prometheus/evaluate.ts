@@ -14,7 +14,7 @@ import {
   type PanelTarget,
   type Variable,
 } from './dashboards.js';
-import type { Prometheus } from './server.js';
+import type { PrometheusApi } from './server.js';
 
 export interface ResolvedVariable {
   readonly variable: Variable;
@@ -38,7 +38,7 @@ function applyRegex(values: string[], regex: string | undefined): string[] {
 }
 
 export async function resolveVariables(
-  prom: Prometheus,
+  prom: PrometheusApi,
   dashboard: Dashboard,
   lookbackS = 900,
 ): Promise<Map<string, ResolvedVariable>> {

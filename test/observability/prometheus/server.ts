@@ -83,13 +83,100 @@ export class PromApiError extends Error {
   }
 }
 
-export class Prometheus {
+/** Prometheus's HTTP API at `url`: this test's own server, or one running elsewhere (a pod). */
+export class PrometheusApi {
+  constructor(readonly url: string) {}
+
+  protected async api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
+    const body = new URLSearchParams(params);
+    const res = await fetch(`${this.url}${path}`, {
+      method: Object.keys(params).length > 0 ? 'POST' : 'GET',
+      ...(Object.keys(params).length > 0 ? { body } : {}),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const json = (await res.json()) as { status: string; data: T; errorType?: string; error?: string };
+    if (json.status !== 'success') throw new PromApiError(path, json.errorType ?? '?', json.error ?? '?');
+    return json.data;
+  }
+
+  /** An instant query (now, or at `time` in seconds). */
+  query(expr: string, time?: number): Promise<QueryResult> {
+    return this.api('/api/v1/query', { query: expr, ...(time === undefined ? {} : { time: String(time) }) });
+  }
+
+  /** A range query; times in seconds since the epoch. */
+  queryRange(expr: string, start: number, end: number, stepS: number): Promise<QueryResult> {
+    return this.api('/api/v1/query_range', {
+      query: expr,
+      start: String(start),
+      end: String(end),
+      step: String(stepS),
+    });
+  }
+
+  /** Every series a selector matches over the last `lookbackS` seconds (what label_values() reads). */
+  series(match: string, lookbackS = 600): Promise<Record<string, string>[]> {
+    const now = Date.now() / 1000;
+    return this.api('/api/v1/series', {
+      'match[]': match,
+      start: String(now - lookbackS),
+      end: String(now),
+    });
+  }
+
+  /** Every value of one label (what `label_values(label)` reads). */
+  labelValues(label: string): Promise<string[]> {
+    return this.api(`/api/v1/label/${encodeURIComponent(label)}/values`);
+  }
+
+  async rules(): Promise<RuleGroup[]> {
+    return (await this.api<{ groups: RuleGroup[] }>('/api/v1/rules')).groups;
+  }
+
+  async alerts(): Promise<{ labels: Record<string, string>; state: string }[]> {
+    return (await this.api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts'))
+      .alerts;
+  }
+
+  async targets(): Promise<Target[]> {
+    return (await this.api<{ activeTargets: Target[] }>('/api/v1/targets')).activeTargets;
+  }
+
+  /** Every metric name Prometheus holds (scraped, synthetic `up`/`scrape_*`, and ALERTS once rules fire). */
+  metricNames(): Promise<string[]> {
+    return this.api('/api/v1/label/__name__/values');
+  }
+
+  /** Waits until `probe` returns a value (not undefined), polling every 500 ms. */
+  async waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let last: Error | undefined;
+    for (;;) {
+      try {
+        const value = await probe();
+        if (value !== undefined) return value;
+      } catch (error) {
+        last = error instanceof Error ? error : new Error(String(error));
+      }
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last.message}` : ''}`,
+        );
+      await sleep(500);
+    }
+  }
+
+}
+
+export class Prometheus extends PrometheusApi {
   private constructor(
     readonly dir: string,
-    readonly url: string,
+    url: string,
     private readonly child: ChildProcess,
     private readonly log: () => string,
-  ) {}
+  ) {
+    super(url);
+  }
 
   /** Writes prometheus.yml, checks it (and the rule files) with promtool, starts, waits for /-/ready. */
   static async start(options: PrometheusOptions): Promise<Prometheus> {
@@ -171,85 +258,6 @@ export class Prometheus {
       if (Date.now() > deadline)
         throw new Error(`prometheus not ready after ${timeoutMs} ms:\n${this.log()}`);
       await sleep(100);
-    }
-  }
-
-  private async api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
-    const body = new URLSearchParams(params);
-    const res = await fetch(`${this.url}${path}`, {
-      method: Object.keys(params).length > 0 ? 'POST' : 'GET',
-      ...(Object.keys(params).length > 0 ? { body } : {}),
-      signal: AbortSignal.timeout(15_000),
-    });
-    const json = (await res.json()) as { status: string; data: T; errorType?: string; error?: string };
-    if (json.status !== 'success') throw new PromApiError(path, json.errorType ?? '?', json.error ?? '?');
-    return json.data;
-  }
-
-  /** An instant query (now, or at `time` in seconds). */
-  query(expr: string, time?: number): Promise<QueryResult> {
-    return this.api('/api/v1/query', { query: expr, ...(time === undefined ? {} : { time: String(time) }) });
-  }
-
-  /** A range query; times in seconds since the epoch. */
-  queryRange(expr: string, start: number, end: number, stepS: number): Promise<QueryResult> {
-    return this.api('/api/v1/query_range', {
-      query: expr,
-      start: String(start),
-      end: String(end),
-      step: String(stepS),
-    });
-  }
-
-  /** Every series a selector matches over the last `lookbackS` seconds (what label_values() reads). */
-  series(match: string, lookbackS = 600): Promise<Record<string, string>[]> {
-    const now = Date.now() / 1000;
-    return this.api('/api/v1/series', {
-      'match[]': match,
-      start: String(now - lookbackS),
-      end: String(now),
-    });
-  }
-
-  /** Every value of one label (what `label_values(label)` reads). */
-  labelValues(label: string): Promise<string[]> {
-    return this.api(`/api/v1/label/${encodeURIComponent(label)}/values`);
-  }
-
-  async rules(): Promise<RuleGroup[]> {
-    return (await this.api<{ groups: RuleGroup[] }>('/api/v1/rules')).groups;
-  }
-
-  async alerts(): Promise<{ labels: Record<string, string>; state: string }[]> {
-    return (await this.api<{ alerts: { labels: Record<string, string>; state: string }[] }>('/api/v1/alerts'))
-      .alerts;
-  }
-
-  async targets(): Promise<Target[]> {
-    return (await this.api<{ activeTargets: Target[] }>('/api/v1/targets')).activeTargets;
-  }
-
-  /** Every metric name Prometheus holds (scraped, synthetic `up`/`scrape_*`, and ALERTS once rules fire). */
-  metricNames(): Promise<string[]> {
-    return this.api('/api/v1/label/__name__/values');
-  }
-
-  /** Waits until `probe` returns a value (not undefined), polling every 500 ms. */
-  async waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last: Error | undefined;
-    for (;;) {
-      try {
-        const value = await probe();
-        if (value !== undefined) return value;
-      } catch (error) {
-        last = error instanceof Error ? error : new Error(String(error));
-      }
-      if (Date.now() > deadline)
-        throw new Error(
-          `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last.message}` : ''}`,
-        );
-      await sleep(500);
     }
   }
 
