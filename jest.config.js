@@ -5,6 +5,8 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The real-node end-to-end run has its own command and config (npm run e2e:node, test/node).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/node/'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [
