@@ -165,7 +165,6 @@ export class PrometheusApi {
       await sleep(500);
     }
   }
-
 }
 
 export class Prometheus extends PrometheusApi {

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { apply, call, get, type Endpoint } from './api.js';
 import { renderKubeconfig, SERVICE_CIDR } from './components.js';
-import type { ClusterLayout } from './layout.js';
+import type { ClusterLayout, NodeBinaryPaths } from './layout.js';
 import {
   CLUSTER_DNS_IP,
   cniConfig,
@@ -75,15 +75,6 @@ const NODE_STOP_ORDER: readonly NodeComponent[] = [
   'containerd',
   'node-namespace',
 ];
-
-export interface NodeBinaries {
-  kubelet: string;
-  'kube-proxy': string;
-  coredns: string;
-  'local-path-provisioner': string;
-  'kube-router': string;
-  pause: string;
-}
 
 export interface NodeState {
   /** Null while the node is starting. */
@@ -298,7 +289,7 @@ async function removePodCgroups(log: Log): Promise<void> {
 
 export interface NodeStartInput {
   layout: ClusterLayout;
-  bins: NodeBinaries;
+  bins: NodeBinaryPaths;
   pki: Pick<Pki, 'caCert' | 'caPem' | 'tokens'>;
   apiserverPort: number;
   /** Admin access, to apply the node's objects (RBAC, kube-dns, storage class). */

@@ -87,54 +87,35 @@ export async function makePki(
       .concat(['-subj', '/CN=clinicalsuite-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE'])
       .concat(['-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']),
   );
-  await openssl(
-    ['req', ...ec, '-keyout', p('apiserver.key'), '-out', p('apiserver.csr')].concat([
-      '-subj',
-      '/CN=kube-apiserver',
-    ]),
-  );
-  const extensions = [
+  // A key and a certificate of the CA for `name`, with the given subject and X.509 extensions.
+  const issue = async (name: string, subject: string, extensions: readonly string[]): Promise<void> => {
+    await openssl(['req', ...ec, '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`), '-subj', subject]);
+    await writeFile(p(`${name}.ext`), extensions.join('\n') + '\n');
+    await openssl(
+      ['x509', '-req', '-in', p(`${name}.csr`), '-CA', p('ca.crt'), '-CAkey', p('ca.key')].concat([
+        '-CAcreateserial',
+        '-days',
+        '365',
+        '-extfile',
+        p(`${name}.ext`),
+        '-out',
+        p(`${name}.crt`),
+      ]),
+    );
+  };
+  await issue('apiserver', '/CN=kube-apiserver', [
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
     `subjectAltName=${servingSubjectAltNames(serviceIp, extraIps)}`,
-  ];
-  await writeFile(p('apiserver.ext'), extensions.join('\n') + '\n');
-  await openssl(
-    ['x509', '-req', '-in', p('apiserver.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key')].concat([
-      '-CAcreateserial',
-      '-days',
-      '365',
-      '-extfile',
-      p('apiserver.ext'),
-      '-out',
-      p('apiserver.crt'),
-    ]),
-  );
-
+  ]);
   // The API server towards kubelets: a client of the cluster's CA in system:masters, as kubeadm's
   // apiserver-kubelet-client is (kubelets ask the API server whether it may; masters may).
-  await openssl(
-    ['req', ...ec, '-keyout', p('kubelet-client.key'), '-out', p('kubelet-client.csr')].concat([
-      '-subj',
-      '/O=system:masters/CN=kube-apiserver-kubelet-client',
-    ]),
-  );
-  await writeFile(
-    p('kubelet-client.ext'),
-    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
-  );
-  await openssl(
-    ['x509', '-req', '-in', p('kubelet-client.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key')].concat([
-      '-CAcreateserial',
-      '-days',
-      '365',
-      '-extfile',
-      p('kubelet-client.ext'),
-      '-out',
-      p('kubelet-client.crt'),
-    ]),
-  );
+  await issue('kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', [
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=clientAuth',
+  ]);
 
   const sa = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   await writeFile(p('sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
