@@ -1,8 +1,8 @@
 // End-to-end checks the real-node test runs inside a pod of the cluster: `node checks.mjs <check> [args]`.
 // Each check calls the suite's Services by their DNS names, asserts what came back, prints one JSON
 // line `{"check": ..., "ok": true, ...}` and exits 0; on failure it prints the reason to stderr and
-// exits 1. The APIs are those of ../shared/spec/clinical-ai-suite.md and each service's README
-// (services/<name>/README.md). Built-ins only (Node 20), but for the `openai` SDK in the llm check.
+// exits 1. The APIs are those each service's README documents (services/<name>/README.md).
+// Built-ins only (Node 20), but for the `openai` SDK in the llm check.
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 
