@@ -1,6 +1,6 @@
 /**
  * `reconcile(namespace, name)`: read the suite as it is now, decide purely what should exist, write
- * only what differs, and write status only when it changed (CONVENTIONS.md §3, §5, §6). It never
+ * only what differs, and write status only when it changed (docs/architecture.md §3, §5, §6). It never
  * branches on what event woke it. Deleting a suite is garbage collection's job.
  *
  * No-op detection: every applied object carries `clinicalsuite.ai/applied-hash`, the hash of what

@@ -1,6 +1,6 @@
 /**
  * The only code that talks to the API server. Writes are server-side apply with one field manager
- * and force (CONVENTIONS.md §3); status goes through the `/status` subresource. Every write is
+ * and force (docs/architecture.md §3); status goes through the `/status` subresource. Every write is
  * counted, so tests and the benchmark can prove a no-op reconcile writes nothing.
  *
  * Requests are plain JSON over HTTPS with the kubeconfig's credentials: client-node's typed

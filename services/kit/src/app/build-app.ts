@@ -245,7 +245,7 @@ function bodyMemoryOf(config: KitConfig): BodyMemory {
 
 /**
  * The URL the access log records: the route template (`/delete_person/:name`), never the raw path,
- * whose parameters can be a person's name or a patient id (CONVENTIONS §8); then the names of the
+ * whose parameters can be a person's name or a patient id (docs/architecture.md §8); then the names of the
  * query parameters without their values. A request no route matched is logged as `unmatched`.
  */
 function accessLogUrl(req: express.Request): string {

@@ -10,7 +10,7 @@ import {
 import { requestContext } from './context.js';
 
 /**
- * The one error middleware. Three body shapes (CONVENTIONS.md §7):
+ * The one error middleware. Three body shapes (docs/architecture.md §7):
  * - OpenAI's `{error:{message,type,param,code}}` on `/v1/*`;
  * - `{detail: "..."}` elsewhere, and `{detail: [{loc,msg,type}]}` for 422;
  * - the face service's `{success:false, message}` envelope (422 adds `errors`).
