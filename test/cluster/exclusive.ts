@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import lockfile from 'proper-lockfile';
  * suite make each other's writes. Held from the file's first hook to its last (jest may run the two
  * files on its two workers at once).
  */
-export async function takeControlPlane(): Promise<() => Promise<void>> {
+async function takeControlPlane(): Promise<() => Promise<void>> {
   const file = join(tmpdir(), 'clinicalsuite-test-control-plane.lock');
   closeSync(openSync(file, 'a'));
   const release = await lockfile.lock(file, {
@@ -23,4 +24,18 @@ export async function takeControlPlane(): Promise<() => Promise<void>> {
     await sleep(3000);
     await release();
   };
+}
+
+/**
+ * Takes the control plane in the calling file's first hook and gives it back in its last: call
+ * this before the file's other beforeAll and afterAll hooks.
+ */
+export function holdControlPlaneForThisFile(): void {
+  let release: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    release = await takeControlPlane();
+  }, 20 * 60_000);
+  afterAll(async () => {
+    await release?.();
+  });
 }

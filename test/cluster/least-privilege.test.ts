@@ -22,7 +22,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { freePort } from '../kit/helpers.js';
-import { takeControlPlane } from './exclusive.js';
+import { holdControlPlaneForThisFile } from './exclusive.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const CHART = join(REPO, 'helm', 'clinical-suite');
@@ -103,13 +103,7 @@ function conditionOf(ns: string, name: string, type: string, service?: string): 
   let operator: ChildProcess | undefined;
   let log = '';
 
-  let releaseControlPlane: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    releaseControlPlane = await takeControlPlane();
-  }, 20 * 60_000);
-  afterAll(async () => {
-    await releaseControlPlane?.();
-  });
+  holdControlPlaneForThisFile();
 
   beforeAll(async () => {
     const info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });

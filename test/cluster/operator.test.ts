@@ -29,7 +29,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { externalCluster } from './target.js';
-import { takeControlPlane } from './exclusive.js';
+import { holdControlPlaneForThisFile } from './exclusive.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const OPERATOR = join(REPO, 'operator', 'dist', 'main.js');
@@ -324,13 +324,7 @@ function readyMessage(ns: string, name: string): string {
     return chart.writes(leader);
   }
 
-  let releaseControlPlane: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    releaseControlPlane = await takeControlPlane();
-  }, 20 * 60_000);
-  afterAll(async () => {
-    await releaseControlPlane?.();
-  });
+  holdControlPlaneForThisFile();
 
   beforeAll(async () => {
     if (E2E) {

@@ -1,26 +1,24 @@
 /**
- * The test cluster's real node (`npm run cluster -- up --node`): containerd with runc, the kubelet,
- * kube-proxy, CoreDNS, the local-path provisioner and kube-router's network policy controller, beside kwok's fake
- * GPU nodes. How it is laid out, and what runs for real, is in test/cluster/README.md ("A real
+ * The test cluster's real node (`npm run cluster -- up --node`): its processes (containerd with
+ * runc, the kubelet, kube-proxy, CoreDNS, the local-path provisioner, kube-router's network policy
+ * controller), started and stopped beside kwok's fake GPU nodes; node-host.ts has what it takes
+ * from the machine. How it is laid out, and what runs for real: test/cluster/README.md ("A real
  * node").
  *
  * Isolation, so that `down` can leave nothing behind:
  * - a network namespace (NODE_NETNS) joined to the host by a veth pair: the pod bridge, the pods'
- *   veths and every iptables/nftables rule of the kubelet, kube-proxy, the CNI plugins and the
+ *   veths and every iptables rule and ipset of the kubelet, kube-proxy, the CNI plugins and the
  *   network policies are inside it, and go when it is deleted;
  * - a private mount namespace, held open by a `pause` process, for containerd, the kubelet and
  *   everything they start: their overlay, tmpfs and namespace mounts live and die with it; /run in
  *   it is a fresh tmpfs (as in a container);
  * - the pods' cgroups (`kubepods` under each cgroup v1 controller) are emptied and removed.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { apply, call, get, type Endpoint } from './api.js';
-import { renderKubeconfig, SERVICE_CIDR } from './components.js';
+import { apply, get, type Endpoint } from './api.js';
+import { renderKubeconfig } from './components.js';
 import type { ClusterLayout, NodeBinaryPaths } from './layout.js';
 import {
   CLUSTER_DNS_IP,
@@ -35,10 +33,7 @@ import {
   LOCAL_PATH_PROVISIONER,
   HELPER_IMAGE,
   NODE_HOST_IP,
-  NODE_HOST_LINK,
   NODE_IP,
-  NODE_LINK,
-  NODE_LINK_CIDR,
   NODE_NAME,
   NODE_NETNS,
   NODE_POD_CIDR,
@@ -48,11 +43,10 @@ import {
   type NodePaths,
   type NodePorts,
 } from './node-config.js';
+import { makeNetwork, nodeNamesInUse, podCgroups, removeNetwork, removePodCgroups, sh } from './node-host.js';
 import { IDENTITIES, type Pki } from './pki.js';
 import { findProcesses, isOurProcess, startDetached, stopProcess, tail, type Matcher } from './processes.js';
 import { freePorts, waitFor, FatalError, type Log, type ProcessRecord } from './state.js';
-
-const run = promisify(execFile);
 
 export const NODE_COMPONENTS = [
   'node-namespace',
@@ -150,141 +144,12 @@ export async function nodeProcessesOf(layout: ClusterLayout): Promise<number[]> 
   return pids;
 }
 
-async function sh(cmd: string, args: readonly string[]): Promise<string> {
-  try {
-    const { stdout } = await run(cmd, [...args], { maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
-  } catch (error) {
-    const e = error as Error & { stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr || e.message).trim()}`);
-  }
-}
-
-function netnsExists(): boolean {
-  return existsSync(`/run/netns/${NODE_NETNS}`);
-}
-
-/** Whether the machine-wide names the node takes (its netns, its host link) are free. */
-export function nodeNamesInUse(): string[] {
-  const used: string[] = [];
-  if (netnsExists()) used.push(`network namespace ${NODE_NETNS}`);
-  if (existsSync(`/sys/class/net/${NODE_HOST_LINK}`)) used.push(`link ${NODE_HOST_LINK}`);
-  return used;
-}
-
-/** The node's network namespace, its link to the host, and the host's routes to pods and services. */
-async function makeNetwork(): Promise<void> {
-  await sh('ip', ['netns', 'add', NODE_NETNS]);
-  await sh('ip', [
-    'link',
-    'add',
-    NODE_HOST_LINK,
-    'type',
-    'veth',
-    'peer',
-    'name',
-    NODE_LINK,
-    'netns',
-    NODE_NETNS,
-  ]);
-  const prefix = NODE_LINK_CIDR.split('/')[1] ?? '30';
-  await sh('ip', ['addr', 'add', `${NODE_HOST_IP}/${prefix}`, 'dev', NODE_HOST_LINK]);
-  await sh('ip', ['link', 'set', NODE_HOST_LINK, 'up']);
-  const inNode = ['-n', NODE_NETNS];
-  await sh('ip', [...inNode, 'link', 'set', 'lo', 'up']);
-  await sh('ip', [...inNode, 'addr', 'add', `${NODE_IP}/${prefix}`, 'dev', NODE_LINK]);
-  await sh('ip', [...inNode, 'link', 'set', NODE_LINK, 'up']);
-  await sh('ip', [...inNode, 'route', 'add', 'default', 'via', NODE_HOST_IP]);
-  // The host reaches pods (Prometheus, tests) and ClusterIPs (through kube-proxy) via the node.
-  await sh('ip', ['route', 'add', NODE_POD_CIDR, 'via', NODE_IP]);
-  await sh('ip', ['route', 'add', SERVICE_CIDR, 'via', NODE_IP]);
-  // The node forwards between its pods and the host, and bridged pod traffic passes through
-  // iptables (Services, network policies): namespaced settings, the host's own stay as they are.
-  for (const setting of ['net.ipv4.ip_forward=1', 'net.bridge.bridge-nf-call-iptables=1']) {
-    await sh('ip', ['netns', 'exec', NODE_NETNS, 'sysctl', '-q', '-w', setting]);
-  }
-}
-
-async function removeNetwork(log: Log): Promise<void> {
-  for (const route of [NODE_POD_CIDR, SERVICE_CIDR]) {
-    await run('ip', ['route', 'del', route, 'via', NODE_IP]).catch(() => undefined);
-  }
-  if (netnsExists()) {
-    await sh('ip', ['netns', 'del', NODE_NETNS]);
-    log(`deleted network namespace ${NODE_NETNS}`);
-  }
-  // The veth pair goes with the namespace; wait for the kernel to release the host's end.
-  for (let i = 0; i < 50 && existsSync(`/sys/class/net/${NODE_HOST_LINK}`); i++) await sleep(100);
-  if (existsSync(`/sys/class/net/${NODE_HOST_LINK}`)) {
-    await run('ip', ['link', 'del', NODE_HOST_LINK]).catch(() => undefined);
-  }
-}
-
 /** `nsenter` into the node (its network namespace, and the held mount namespace) to run `bin`. */
 function inNode(holderPid: number, bin: string, args: readonly string[]): [string, string[]] {
   return [
     'nsenter',
     [`--net=/run/netns/${NODE_NETNS}`, `--mount=/proc/${holderPid}/ns/mnt`, '--', bin, ...args],
   ];
-}
-
-const CGROUP_ROOT = '/sys/fs/cgroup';
-
-/** Every `kubepods` cgroup directory, deepest first, under each cgroup v1 controller. */
-async function podCgroups(): Promise<string[]> {
-  const dirs: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) if (e.isDirectory()) await walk(join(dir, e.name));
-    dirs.push(dir);
-  };
-  for (const controller of await readdir(CGROUP_ROOT).catch(() => [] as string[])) {
-    const top = join(CGROUP_ROOT, controller, 'kubepods');
-    if (existsSync(top)) await walk(top);
-  }
-  return dirs;
-}
-
-async function cgroupProcs(dir: string): Promise<number[]> {
-  const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map(Number)
-    .filter((n) => Number.isInteger(n) && n > 0);
-}
-
-/** SIGKILLs whatever still runs in the pods' cgroups, then removes the cgroups. */
-async function removePodCgroups(log: Log): Promise<void> {
-  for (let round = 0; round < 50; round++) {
-    const pids = new Set<number>();
-    for (const dir of await podCgroups()) for (const pid of await cgroupProcs(dir)) pids.add(pid);
-    if (pids.size === 0) break;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    await sleep(100);
-  }
-  let removed = 0;
-  for (const dir of await podCgroups()) {
-    for (let i = 0; i < 20; i++) {
-      try {
-        await rmdir(dir);
-        removed++;
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
-        await sleep(100);
-      }
-    }
-  }
-  const left = await podCgroups();
-  if (left.length > 0) throw new Error(`could not remove the pods' cgroups: ${left.slice(0, 5).join(', ')}`);
-  if (removed > 0) log(`removed ${removed} pod cgroups`);
 }
 
 export interface NodeStartInput {
@@ -461,7 +326,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
       return false;
     }
   });
-  await importNodeImages(layout, log);
+  await loadImages(layout, NODE_IMAGES, log);
   log('containerd running, node images imported');
 
   await applyNodeObjects(input.admin, nl);
@@ -565,10 +430,6 @@ export async function loadImages(layout: ClusterLayout, images: readonly string[
   }
 }
 
-async function importNodeImages(layout: ClusterLayout, log: Log): Promise<void> {
-  await loadImages(layout, NODE_IMAGES, log);
-}
-
 /** Stops the node's processes and removes its pods, cgroups, mounts and network. */
 export async function stopNode(
   layout: ClusterLayout,
@@ -616,10 +477,4 @@ export async function nodeLeftovers(layout: ClusterLayout): Promise<string[]> {
   const routes = await sh('ip', ['route', 'show']);
   for (const line of routes.split('\n')) if (line.includes(NODE_IP)) left.push(`route ${line.trim()}`);
   return left;
-}
-
-/** The node's kubelet answers through the API server (logs, exec go this way too). */
-export async function kubeletReachable(admin: Endpoint): Promise<boolean> {
-  const res = await call(admin, 'GET', `/api/v1/nodes/${NODE_NAME}/proxy/healthz`);
-  return res.status === 200;
 }
