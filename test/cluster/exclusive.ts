@@ -6,10 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 
 /**
- * The test files that run an operator on the shared test control plane take it in turn: an
- * operator watching every namespace (test/cluster/operator.test.ts) would reconcile the suite that
- * test/cluster/least-privilege.test.ts leaves in an unwatched namespace, and two operators on one
- * suite make each other's writes. Held from the file's first hook to its last (jest may run the two
+ * The test files that run an operator or install the chart on the shared test control plane take
+ * it in turn: the chart's release `cs` has cluster-scoped objects (a ValidatingAdmissionPolicy)
+ * that two installs in different namespaces fight over; an operator watching every namespace
+ * (test/cluster/operator.test.ts) would reconcile the suite that
+ * test/cluster/least-privilege.test.ts leaves in an unwatched namespace; and two operators on one
+ * suite make each other's writes. Held from the file's first hook to its last (jest may run these
  * files on its two workers at once).
  */
 async function takeControlPlane(): Promise<() => Promise<void>> {

@@ -16,6 +16,7 @@ import {
   readVersions,
 } from '../../operator/src/dev/cluster/layout.js';
 import { WATCHED_KINDS } from '../../operator/src/k8s/watch.js';
+import { holdControlPlaneForThisFile } from '../cluster/exclusive.js';
 import { parseOperatorConfig } from '../../operator/src/resources/operator-config.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
@@ -345,6 +346,9 @@ function render(...set: string[]): Rendered[] {
   });
 
   describe('installed on the test control plane', () => {
+    // Release `cs`'s cluster-scoped objects (its ValidatingAdmissionPolicy) are also what the
+    // operator tests' chart installs make: one file at a time.
+    holdControlPlaneForThisFile();
     let info: ClusterInfo;
     beforeAll(async () => {
       info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });

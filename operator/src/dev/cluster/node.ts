@@ -198,7 +198,7 @@ export async function startNode(input: NodeStartInput): Promise<NodeState> {
   const inUse = nodeNamesInUse();
   if (inUse.length > 0) {
     throw new FatalError(
-      `${inUse.join(' and ')} already exist: another real test node runs on this machine ` +
+      `${inUse.join(' and ')} ${inUse.length > 1 ? 'are' : 'is'} in use: another real test node runs on this machine ` +
         '(one per machine); stop it with `npm run cluster -- down` in its CLINICALSUITE_HOME',
     );
   }
