@@ -1,4 +1,21 @@
-export { buildApp, type AppOptions, type AuthOptions, type KitApp, type KitParts } from './app/build-app.js';
+export {
+  buildApp,
+  createKit,
+  Kit,
+  type AppOptions,
+  type AuthOptions,
+  type KitApp,
+  type KitOptions,
+  type KitParts,
+  type MountOptions,
+} from './app/build-app.js';
+export {
+  Resource,
+  type OpenContext,
+  type ResourceSpec,
+  type ResourceState,
+  type RetryPolicy,
+} from './lifecycle/resource.js';
 export { serviceAuth, type ServiceAuthConfig, type ServiceAuthOptions } from './app/service-auth.js';
 export { serve, type RunningServer, type ServeOptions } from './app/serve.js';
 export { runMain } from './main-helpers.js';
@@ -25,7 +42,7 @@ export {
 } from './auth.js';
 export { ConcurrencyGate, type GateOptions, type GateRejection } from './gate.js';
 export { BodyMemory } from './http/body-memory.js';
-export { Readiness } from './readiness.js';
+export { Readiness, type ReadinessSignal } from './readiness.js';
 export { waitForModelFile, type WaitForModelFileOptions } from './model-file.js';
 export { ModelHost, type Disposable, type ModelHostOptions, type ModelState } from './model-host.js';
 export { createLogger, loggableUrl, REDACTED_KEYS, type Logger } from './logger.js';

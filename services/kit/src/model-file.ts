@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Readiness } from './readiness.js';
+import type { ReadinessSignal } from './readiness.js';
 
 export interface WaitForModelFileOptions {
-  readonly readiness: Readiness;
+  readonly readiness: ReadinessSignal;
   /** What the user can do, e.g. "run `npm run models -- fetch llm` or place the file there". */
   readonly hint: string;
   readonly pollMs?: number;

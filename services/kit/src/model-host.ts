@@ -1,13 +1,13 @@
-import { ServiceUnavailableError } from './errors.js';
 import type { Logger } from './logger.js';
+import { Resource } from './lifecycle/resource.js';
 import { waitForModelFile } from './model-file.js';
-import type { Readiness } from './readiness.js';
+import type { ReadinessSignal } from './readiness.js';
 
 /**
- * Owns a service's models after the server listens: waits for each file (not ready, with a reason
- * that names the path and the command that supplies it; picked up without a restart when it
- * appears), loads them, and sets readiness. A load failure keeps the service not ready with the
- * error as the reason.
+ * The kit resource for a service's models (docs/architecture.md §6): waits for each file (not
+ * ready, with a reason that names the path and the command that supplies it; picked up without a
+ * restart when it appears), loads them, and frees them on close. A load failure keeps the service
+ * not ready with the error as the reason.
  */
 
 export type ModelState = 'waiting' | 'loading' | 'ready' | 'failed' | 'stopped';
@@ -19,7 +19,8 @@ export interface Disposable {
 export interface ModelHostOptions<E extends Disposable> {
   /** The files the engine loads, all of which must be there. */
   readonly modelPaths: readonly string[];
-  readonly readiness: Readiness;
+  /** The condition it sets (`kit.model()` makes one). */
+  readonly readiness: ReadinessSignal;
   readonly load: (paths: readonly string[]) => Promise<E>;
   readonly logger: Logger;
   readonly pollMs: number;
@@ -30,89 +31,66 @@ export interface ModelHostOptions<E extends Disposable> {
 }
 
 export class ModelHost<E extends Disposable> {
-  private current: E | undefined;
-  private stateValue: ModelState = 'waiting';
-  private readonly stop = new AbortController();
-  private running: Promise<void> | undefined;
+  private readonly resource: Resource<E>;
 
-  constructor(private readonly options: ModelHostOptions<E>) {}
+  constructor(options: ModelHostOptions<E>) {
+    const { modelPaths } = options;
+    this.resource = new Resource<E>(
+      {
+        name: 'the model',
+        open: async ({ signal, readiness, logger, opening }) => {
+          for (const path of modelPaths) {
+            logger.info({ path }, 'waiting for the model file');
+            await waitForModelFile(path, { readiness, hint: options.hint, pollMs: options.pollMs, signal });
+          }
+          opening(`loading model ${modelPaths.join(', ')}`);
+          return options.load(modelPaths);
+        },
+        close: (engine) => engine.dispose(),
+        failureReason: (error) => `model failed to load from ${modelPaths.join(', ')}: ${error.message}`,
+        describe: (engine) => {
+          const described = options.describe?.(engine) ?? {};
+          return { ...described, fields: { paths: modelPaths, ...described.fields } };
+        },
+      },
+      options.readiness,
+      options.logger,
+    );
+  }
 
+  /** Where the model is: `loading` once its files are all there. */
   get state(): ModelState {
-    return this.stateValue;
+    const state = this.resource.state;
+    return state === 'opening' ? 'loading' : state;
   }
 
+  /** The loaded engine, or `undefined`. */
   get engine(): E | undefined {
-    return this.current;
+    return this.resource.value;
   }
 
-  /** The engine, or 503 while there is none (routes that pass the readiness check have one). */
+  /** The engine, or 503 with the reason while there is none. */
   require(): E {
-    if (this.current === undefined) {
-      throw new ServiceUnavailableError(
-        `Model not loaded: ${this.options.readiness.reason ?? this.stateValue}`,
-      );
-    }
-    return this.current;
+    return this.resource.require();
+  }
+
+  /** Resolves with the engine once loaded; rejects if loading fails or the host closes first. */
+  opened(): Promise<E> {
+    return this.resource.opened();
   }
 
   /** Starts waiting and loading in the background; resolves at once. */
   start(): void {
-    this.running ??= this.run().catch((error: unknown) => {
-      if (this.stop.signal.aborted) return;
-      this.stateValue = 'failed';
-      const message = error instanceof Error ? error.message : String(error);
-      const paths = this.options.modelPaths.join(', ');
-      this.options.readiness.setNotReady(`model failed to load from ${paths}: ${message}`);
-      this.options.logger.error({ err: error, paths: this.options.modelPaths }, 'model failed to load');
-    });
+    this.resource.start();
   }
 
   /** Resolves when the model is loaded (or loading gave up). */
-  async settled(): Promise<void> {
-    await this.running;
-  }
-
-  private async run(): Promise<void> {
-    const { modelPaths, readiness, logger } = this.options;
-    for (const path of modelPaths) {
-      logger.info({ path }, 'waiting for the model file');
-      await waitForModelFile(path, {
-        readiness,
-        hint: this.options.hint,
-        pollMs: this.options.pollMs,
-        signal: this.stop.signal,
-      });
-    }
-    this.stateValue = 'loading';
-    readiness.setNotReady(`loading model ${modelPaths.join(', ')}`);
-    const started = performance.now();
-    const engine = await this.options.load(modelPaths);
-    if (this.stop.signal.aborted) {
-      await engine.dispose();
-      return;
-    }
-    this.current = engine;
-    this.stateValue = 'ready';
-    readiness.setReady();
-    const described = this.options.describe?.(engine) ?? {};
-    logger.info(
-      {
-        paths: modelPaths,
-        seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
-        ...described.fields,
-      },
-      'model loaded',
-    );
-    for (const warning of described.warnings ?? []) logger.warn(warning);
+  settled(): Promise<void> {
+    return this.resource.settled();
   }
 
   /** Stops waiting or loading and frees the model. */
-  async close(): Promise<void> {
-    this.stop.abort();
-    this.stateValue = 'stopped';
-    await this.running;
-    const engine = this.current;
-    this.current = undefined;
-    await engine?.dispose();
+  close(): Promise<void> {
+    return this.resource.close();
   }
 }

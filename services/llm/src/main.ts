@@ -3,9 +3,6 @@ import { buildLlmApp } from './app.js';
 import { loadLlmConfig } from './config.js';
 
 runMain(async () => {
-  const config = loadLlmConfig();
-  const { kit, host } = buildLlmApp({ config });
-  await serve(kit, { onShutdown: () => host.close() });
-  // Listening first: probes answer (503 with the reason) while the model loads.
-  host.start();
+  // Listening first: probes answer 503 with the reason while the model loads.
+  await serve(buildLlmApp({ config: loadLlmConfig() }).kit);
 });

@@ -15,6 +15,9 @@ import { createLogger, loggableUrl, type Logger } from '../logger.js';
 import { createMetrics, httpMetricsMiddleware, type KitMetrics } from '../metrics.js';
 import { ConfigError, type KitConfig } from '../config.js';
 import { Readiness } from '../readiness.js';
+import { Resource, type ResourceSpec } from '../lifecycle/resource.js';
+import { ModelHost, type Disposable, type ModelHostOptions } from '../model-host.js';
+import type { Server } from 'node:http';
 
 /**
  * `buildApp()` makes a service's Express 5 app with everything the kit promises: request ids,
@@ -31,19 +34,15 @@ export interface AuthOptions {
   readonly scopeFailureStatus?: 401 | 403;
 }
 
-export interface AppOptions {
+export interface KitOptions {
   /** Short service name: logs, metrics `service` label, WWW-Authenticate realm. */
   readonly service: string;
   readonly title: string;
   readonly version: string;
   readonly description?: string;
   readonly config: KitConfig;
-  /**
-   * The service's routes, or a function that makes them from the app's parts (for routes that
-   * report the gate or register their own metrics).
-   */
-  readonly routes: readonly AnyRoute[] | ((parts: KitParts) => readonly AnyRoute[]);
-  readonly readiness?: Readiness;
+  /** The service's own readiness reason until `start()` (default `starting`). */
+  readonly startingReason?: string;
   /** Omit for a service without credentials. */
   readonly auth?: AuthOptions;
   /** `envelope` for the face service's `{success, message}` bodies. */
@@ -59,6 +58,12 @@ export interface AppOptions {
   readonly processMetrics?: boolean;
 }
 
+export interface AppOptions extends KitOptions {
+  readonly routes: readonly AnyRoute[] | ((parts: KitParts) => readonly AnyRoute[]);
+  /** The caller's readiness, which it sets itself (`start()` leaves it as it is). */
+  readonly readiness?: Readiness;
+}
+
 /** What routes may use of the app they belong to. */
 export interface KitParts {
   readonly gate: ConcurrencyGate;
@@ -68,6 +73,14 @@ export interface KitParts {
   readonly logger: Logger;
 }
 
+export interface MountOptions {
+  /** Given the listening server (WebSocket upgrades). */
+  readonly attach?: (server: Server) => void;
+  /** Runs as shutdown begins, before requests drain (close long-lived sockets). */
+  readonly beforeDrain?: () => Promise<void> | void;
+}
+
+/** A service, assembled: its app, its parts, and the resources it opens and closes. */
 export interface KitApp {
   readonly app: Express;
   readonly logger: Logger;
@@ -81,45 +94,177 @@ export interface KitApp {
   readonly config: KitConfig;
   /** Requests not yet answered; shutdown aborts those that outlive the grace period. */
   readonly live: ReadonlySet<RequestContext>;
+  /** Opens every resource in the background (after listening); idempotent. */
+  start(): void;
+  /** Resolves when every resource is open or has given up. */
+  settled(): Promise<void>;
+  /** Closes the resources in reverse order; idempotent. */
+  close(): Promise<void>;
+  readonly attach?: (server: Server) => void;
+  readonly beforeDrain?: () => Promise<void> | void;
 }
 
 /** Kubernetes probes and Prometheus scrapes: logged at debug. */
 const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health', '/metrics']);
 
-export function buildApp(options: AppOptions): KitApp {
-  const { config, service } = options;
-  const logger = options.logger ?? createLogger({ service, level: config.LOG_LEVEL });
-  const readiness = options.readiness ?? new Readiness();
-  const gate = new ConcurrencyGate({
-    limit: config.MAX_CONCURRENCY,
-    queueSize: config.QUEUE_SIZE,
-    maxWaitMs: config.QUEUE_TIMEOUT_MS,
-  });
-  const gpu =
-    options.gpu ??
-    new GpuStatusReader({
-      binary: config.NVIDIA_SMI_PATH,
-      ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
+/**
+ * A service's parts, made first: logger, config, readiness, GPU reader, gate, metrics. Then the
+ * service declares what it owns (`resource`, `model`, `own`) and builds its domain from these,
+ * and `mount(routes)` makes the app last (docs/architecture.md §6).
+ */
+export class Kit {
+  readonly logger: Logger;
+  readonly config: KitConfig;
+  readonly readiness: Readiness;
+  readonly gpu: GpuStatusReader;
+  readonly gate: ConcurrencyGate;
+  readonly bodyMemory: BodyMemory;
+  readonly metrics: KitMetrics;
+  private readonly resources: { start(): void; settled(): Promise<void>; close(): Promise<void> }[] = [];
+  private mounted = false;
+
+  private readonly readyOnStart: boolean;
+
+  constructor(
+    private readonly options: KitOptions,
+    given?: Readiness,
+  ) {
+    const { config, service } = options;
+    this.config = config;
+    this.logger = options.logger ?? createLogger({ service, level: config.LOG_LEVEL });
+    this.readiness = given ?? new Readiness(options.startingReason ?? 'starting');
+    this.readyOnStart = given === undefined;
+    this.gate = new ConcurrencyGate({
+      limit: config.MAX_CONCURRENCY,
+      queueSize: config.QUEUE_SIZE,
+      maxWaitMs: config.QUEUE_TIMEOUT_MS,
     });
-  const bodyMemory = bodyMemoryOf(config);
-  const metrics = createMetrics({
-    service,
-    version: options.version,
-    gate,
-    bodyMemory,
-    isReady: () => readiness.ready,
-    ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
-  });
-  registerGpuMetrics(metrics.registry, gpu);
+    this.gpu =
+      options.gpu ??
+      new GpuStatusReader({
+        binary: config.NVIDIA_SMI_PATH,
+        ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
+      });
+    this.bodyMemory = bodyMemoryOf(config);
+    const readiness = this.readiness;
+    this.metrics = createMetrics({
+      service,
+      version: options.version,
+      gate: this.gate,
+      bodyMemory: this.bodyMemory,
+      isReady: () => readiness.ready,
+      ...(options.processMetrics === undefined ? {} : { processMetrics: options.processMetrics }),
+    });
+    registerGpuMetrics(this.metrics.registry, this.gpu);
+  }
+
+  /**
+   * Something the service opens after listening (a store, an engine, a child process): the
+   * service is not ready until it is open; closed in reverse order of declaration on shutdown.
+   */
+  resource<T>(spec: ResourceSpec<T>): Resource<T> {
+    const resource = new Resource(
+      spec,
+      this.readiness.condition(`starting: ${spec.name} opens after the server listens`),
+      this.logger,
+    );
+    this.resources.push(resource);
+    return resource;
+  }
+
+  /** The service's model files, waited for and loaded after listening (a resource). */
+  model<E extends Disposable>(spec: Omit<ModelHostOptions<E>, 'readiness' | 'logger'>): ModelHost<E> {
+    const host = new ModelHost<E>({
+      ...spec,
+      logger: this.logger,
+      readiness: this.readiness.condition('starting: the model loads after the server listens'),
+    });
+    this.resources.push(host);
+    return host;
+  }
+
+  /** Something already open (given by the caller, or opened in main): closed on shutdown. */
+  own<T>(value: T, close: (value: T) => Promise<void> | void): T {
+    let closing: Promise<void> | undefined;
+    this.resources.push({
+      start: () => undefined,
+      settled: () => Promise.resolve(),
+      close: () => (closing ??= Promise.resolve(close(value))),
+    });
+    return value;
+  }
+
+  /** Makes the app from the routes; the last step of a service's assembly. */
+  mount(routes: readonly AnyRoute[], mountOptions: MountOptions = {}): KitApp {
+    if (this.mounted) throw new Error('a kit mounts its routes once');
+    this.mounted = true;
+    const { app, openapi, live } = buildExpressApp(this, this.options, routes);
+    const resources = [...this.resources];
+    const readiness = this.readiness;
+    let started = false;
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      openapi,
+      live,
+      logger: this.logger,
+      config: this.config,
+      readiness,
+      gpu: this.gpu,
+      gate: this.gate,
+      bodyMemory: this.bodyMemory,
+      metrics: this.metrics,
+      start: () => {
+        if (started) return;
+        started = true;
+        for (const resource of resources) resource.start();
+        if (this.readyOnStart) readiness.setReady();
+      },
+      settled: async () => {
+        await Promise.all(resources.map((r) => r.settled()));
+      },
+      close: () =>
+        (closing ??= (async () => {
+          readiness.setShuttingDown();
+          for (const resource of [...resources].reverse()) {
+            try {
+              await resource.close();
+            } catch (error) {
+              this.logger.error({ err: error }, 'a resource failed to close');
+            }
+          }
+        })()),
+      ...(mountOptions.attach === undefined ? {} : { attach: mountOptions.attach }),
+      ...(mountOptions.beforeDrain === undefined ? {} : { beforeDrain: mountOptions.beforeDrain }),
+    };
+  }
+}
+
+export function createKit(options: KitOptions): Kit {
+  return new Kit(options);
+}
+
+/** A service without resources of its own: its parts and its routes in one call. */
+export function buildApp(options: AppOptions): KitApp {
+  const { routes, readiness, ...kitOptions } = options;
+  const kit = new Kit(kitOptions, readiness);
+  return kit.mount(typeof routes === 'function' ? routes(kit) : routes);
+}
+
+function buildExpressApp(
+  kit: Kit,
+  options: KitOptions,
+  serviceRoutes: readonly AnyRoute[],
+): { app: Express; openapi: Record<string, unknown>; live: Set<RequestContext> } {
+  const { config, logger, readiness, metrics, gate, gpu, bodyMemory } = kit;
+  const { service } = options;
   const errorShape = options.errorShape ?? 'detail';
   const errors = createErrorRenderer(errorShape);
   const live = new Set<RequestContext>();
   const routes = [
     ...kitRoutes(readiness, metrics),
     ...(options.gpuStatusPath === undefined ? [] : [gpuStatusRoute(options.gpuStatusPath, gpu)]),
-    ...(typeof options.routes === 'function'
-      ? options.routes({ gate, metrics, readiness, gpu, logger })
-      : options.routes),
+    ...serviceRoutes,
   ];
   const openapi = buildOpenApiDocument(routes, {
     title: options.title,
@@ -228,7 +373,7 @@ export function buildApp(options: AppOptions): KitApp {
   });
   app.use(errors.middleware);
 
-  return { app, logger, metrics, gate, bodyMemory, readiness, gpu, openapi, config, live };
+  return { app, openapi, live };
 }
 
 /** The budget of request bodies in memory, and one request's share of it (see http/body-memory.ts). */

@@ -7,15 +7,16 @@ import type { KitApp } from './build-app.js';
  * probes take the pod out of rotation), the server stops accepting connections, idle keep-alive
  * connections close, in-flight requests drain for up to SHUTDOWN_GRACE_MS, whatever is left is
  * aborted and answered 503 with Retry-After (a stream: an error event) before its connection
- * closes, the service's own `onShutdown` hooks run (unload models, close stores), and the process
- * exits 0.
+ * closes, the service's resources close in reverse order (unload models, close stores), then
+ * `onShutdown`, and the process exits 0. Once listening it opens the service's resources, so
+ * probes answer 503 with the reason while they open.
  */
 
 /** How long the answers to requests aborted at the end of the grace period get to be written. */
 const ABORT_FLUSH_MS = 1000;
 
 export interface ServeOptions {
-  /** Called after requests drained: release models, close databases. */
+  /** Called after requests drained and the resources closed. */
   readonly onShutdown?: () => Promise<void> | void;
   /** Listen on these signals (default SIGTERM and SIGINT); tests pass []. */
   readonly signals?: readonly NodeJS.Signals[];
@@ -50,12 +51,15 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ port, host: config.HOST }, 'listening');
+  kit.attach?.(server);
+  kit.start();
 
   let stopping: Promise<void> | undefined;
   const shutdown = (reason = 'shutdown requested'): Promise<void> => {
     stopping ??= (async () => {
       logger.info({ reason, inFlight: kit.live.size }, 'shutting down');
       kit.readiness.setShuttingDown();
+      await kit.beforeDrain?.();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections go idle as their last response ends: close them as they do.
       server.closeIdleConnections();
@@ -78,6 +82,7 @@ export async function serve(kit: KitApp, options: ServeOptions = {}): Promise<Ru
         server.closeAllConnections();
         await closed;
       }
+      await kit.close();
       await options.onShutdown?.();
       logger.info('stopped');
     })();

@@ -1,0 +1,198 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServiceUnavailableError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ReadinessSignal } from '../readiness.js';
+
+/**
+ * Something a service owns and must open before it can work: a model, a store, an engine, a child
+ * process, a connection. The kit opens every resource after the server listens (probes answer 503
+ * with the resource's reason meanwhile), retries a failed open where the resource says so, and
+ * closes them in reverse order on shutdown (docs/architecture.md §6).
+ */
+
+export type ResourceState = 'waiting' | 'opening' | 'ready' | 'failed' | 'stopped';
+
+export interface OpenContext {
+  /** Aborted when the service shuts down before the resource opened. */
+  readonly signal: AbortSignal;
+  /** This resource's readiness condition: `setNotReady(reason)` while waiting on something. */
+  readonly readiness: ReadinessSignal;
+  readonly logger: Logger;
+  /** Marks the resource as opening (from waiting) with this reason. */
+  readonly opening: (reason: string) => void;
+}
+
+export interface RetryPolicy {
+  /** The pause before the first retry; doubles up to `maxPauseMs`. */
+  readonly firstPauseMs?: number;
+  readonly maxPauseMs?: number;
+}
+
+export interface ResourceSpec<T> {
+  /** What it is, in the log lines and the not-ready reason ("the store", "the model"). */
+  readonly name: string;
+  readonly open: (ctx: OpenContext) => Promise<T>;
+  readonly close?: (value: T) => Promise<void> | void;
+  /**
+   * Retry a failed open (true: from 250 ms doubling to 30 s) while not ready with the error;
+   * without it a failed open leaves the service not ready with the error until a restart.
+   */
+  readonly retry?: boolean | RetryPolicy;
+  /** The reason the failure gives; default `<name> failed to open: <message>`. */
+  readonly failureReason?: (error: Error) => string;
+  /** Fields for the "opened" log line, and warnings to log once it is open. */
+  readonly describe?: (value: T) => { fields?: Record<string, unknown>; warnings?: readonly string[] };
+}
+
+export class Resource<T> {
+  private current: T | undefined;
+  private stateValue: ResourceState = 'waiting';
+  private readonly stop = new AbortController();
+  private running: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly openedPromise: Promise<T>;
+  private resolveOpened!: (value: T) => void;
+  private rejectOpened!: (error: Error) => void;
+
+  constructor(
+    private readonly spec: ResourceSpec<T>,
+    private readonly condition: ReadinessSignal,
+    private readonly logger: Logger,
+  ) {
+    this.openedPromise = new Promise<T>((resolve, reject) => {
+      this.resolveOpened = resolve;
+      this.rejectOpened = reject;
+    });
+    // A resource nobody awaits must not surface as an unhandled rejection.
+    this.openedPromise.catch(() => undefined);
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get state(): ResourceState {
+    return this.stateValue;
+  }
+
+  /** The open resource, or `undefined` until it is. */
+  get value(): T | undefined {
+    return this.current;
+  }
+
+  /** The resource, or 503 with the reason while there is none. */
+  require(): T {
+    if (this.current === undefined) {
+      throw new ServiceUnavailableError(
+        `${capitalize(this.spec.name)} is not open: ${this.condition.reason ?? this.stateValue}`,
+      );
+    }
+    return this.current;
+  }
+
+  /** Resolves with the resource once it is open; rejects if it fails for good or is closed first. */
+  opened(): Promise<T> {
+    return this.openedPromise;
+  }
+
+  /** Starts opening in the background; resolves at once. Idempotent. */
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Resolves when the resource is open or opening gave up. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const retry = retryPolicy(this.spec.retry);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.openOnce();
+        return;
+      } catch (error) {
+        if (this.stop.signal.aborted) {
+          this.rejectOpened(new Error(`${this.spec.name} was closed before it opened`));
+          return;
+        }
+        const err = error instanceof Error ? error : new Error(String(error));
+        this.stateValue = 'failed';
+        this.condition.setNotReady(
+          this.spec.failureReason?.(err) ?? `${this.spec.name} failed to open: ${err.message}`,
+        );
+        if (retry === undefined) {
+          this.logger.error({ err: error, resource: this.spec.name }, `${this.spec.name} failed to open`);
+          this.rejectOpened(err);
+          return;
+        }
+        const pauseMs = Math.min(retry.maxPauseMs, retry.firstPauseMs * 2 ** attempt);
+        this.logger.error(
+          { err: error, resource: this.spec.name, retryInMs: pauseMs },
+          `${this.spec.name} failed to open: retrying`,
+        );
+        try {
+          await sleep(pauseMs, undefined, { signal: this.stop.signal });
+        } catch {
+          this.rejectOpened(new Error(`${this.spec.name} was closed before it opened`));
+          return;
+        }
+      }
+    }
+  }
+
+  private async openOnce(): Promise<void> {
+    const started = performance.now();
+    this.stateValue = 'waiting';
+    const value = await this.spec.open({
+      signal: this.stop.signal,
+      readiness: this.condition,
+      logger: this.logger,
+      opening: (reason) => {
+        this.stateValue = 'opening';
+        this.condition.setNotReady(reason);
+      },
+    });
+    if (this.stop.signal.aborted) {
+      await this.spec.close?.(value);
+      throw new Error(`${this.spec.name} was closed while it opened`);
+    }
+    this.current = value;
+    this.stateValue = 'ready';
+    this.condition.setReady();
+    this.resolveOpened(value);
+    const described = this.spec.describe?.(value) ?? {};
+    this.logger.info(
+      {
+        resource: this.spec.name,
+        seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
+        ...described.fields,
+      },
+      `${this.spec.name} opened`,
+    );
+    for (const warning of described.warnings ?? []) this.logger.warn(warning);
+  }
+
+  /** Stops opening, or closes what is open. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort();
+      this.stateValue = 'stopped';
+      await this.running;
+      const value = this.current;
+      this.current = undefined;
+      if (value !== undefined) await this.spec.close?.(value);
+    })();
+    return this.closing;
+  }
+}
+
+function retryPolicy(retry: ResourceSpec<unknown>['retry']): Required<RetryPolicy> | undefined {
+  if (retry === undefined || retry === false) return undefined;
+  const given = retry === true ? {} : retry;
+  return { firstPauseMs: given.firstPauseMs ?? 250, maxPauseMs: given.maxPauseMs ?? 30_000 };
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
