@@ -4,7 +4,7 @@ import { waitForModelFile } from './model-file.js';
 import type { ReadinessSignal } from './readiness.js';
 
 /**
- * The kit resource for a service's models (docs/architecture.md §6): waits for each file (not
+ * The kit resource for a service's models (docs/architecture.md, "How a service is assembled"): waits for each file (not
  * ready, with a reason that names the path and the command that supplies it; picked up without a
  * restart when it appears), loads them, and frees them on close. A load failure keeps the service
  * not ready with the error as the reason.

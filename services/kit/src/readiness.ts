@@ -6,7 +6,7 @@
  * Readiness is the conjunction of conditions: the service's own (`setReady`/`setNotReady` on the
  * Readiness itself) and one per part that can be down on its own (each kit resource, an LLM
  * upstream, a change feed), made with `condition()`. The service is ready when every condition is;
- * the reason is the first unmet condition's, in the order they were made (docs/architecture.md §6).
+ * the reason is the first unmet condition's, in the order they were made (docs/architecture.md, "How a service is assembled").
  */
 
 /** One thing the service needs, which a part sets; Readiness itself is one too. */

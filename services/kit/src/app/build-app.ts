@@ -110,7 +110,7 @@ const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health'
 /**
  * A service's parts, made first: logger, config, readiness, GPU reader, gate, metrics. Then the
  * service declares what it owns (`resource`, `model`, `own`) and builds its domain from these,
- * and `mount(routes)` makes the app last (docs/architecture.md §6).
+ * and `mount(routes)` makes the app last (docs/architecture.md, "How a service is assembled").
  */
 export class Kit {
   readonly logger: Logger;

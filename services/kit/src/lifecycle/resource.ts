@@ -7,7 +7,7 @@ import type { ReadinessSignal } from '../readiness.js';
  * Something a service owns and must open before it can work: a model, a store, an engine, a child
  * process, a connection. The kit opens every resource after the server listens (probes answer 503
  * with the resource's reason meanwhile), retries a failed open where the resource says so, and
- * closes them in reverse order on shutdown (docs/architecture.md §6).
+ * closes them in reverse order on shutdown (docs/architecture.md, "How a service is assembled").
  */
 
 export type ResourceState = 'waiting' | 'opening' | 'ready' | 'failed' | 'stopped';
