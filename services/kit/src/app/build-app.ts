@@ -43,8 +43,8 @@ export interface KitOptions {
   readonly config: KitConfig;
   /** The service's own readiness reason until `start()` (default `starting`). */
   readonly startingReason?: string;
-  /** Omit for a service without credentials. */
-  readonly auth?: AuthOptions;
+  /** Omit (or undefined, as `serviceAuth()` gives with AUTH_DISABLED) for a service without credentials. */
+  readonly auth?: AuthOptions | undefined;
   /** `envelope` for the face service's `{success, message}` bodies. */
   readonly errorShape?: ErrorShape;
   readonly logger?: Logger;
