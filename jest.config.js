@@ -22,6 +22,7 @@ export default {
     '^@clinicalsuite/kit$': '<rootDir>/services/kit/src/index.ts',
     '^@clinicalsuite/kit/(.*)$': '<rootDir>/services/kit/src/$1/index.ts',
     '^@clinicalsuite/task-agent/(.*)$': '<rootDir>/services/task-agent/src/$1/index.ts',
+    '^@clinicalsuite/reasoning/(.*)$': '<rootDir>/services/reasoning/src/$1/index.ts',
     '^@clinicalsuite/operator/api$': '<rootDir>/operator/src/api/v1alpha1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -22,9 +22,9 @@ import {
   type V1PodCondition,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
-import { FAKE_NODES, GPU_RESOURCE, STORAGE_CLASS } from '../../operator/src/dev/cluster/fixtures.js';
-import { missingBinaries, readVersions } from '../../operator/src/dev/cluster/layout.js';
+import { up, type ClusterInfo } from '../../tools/cluster/src/cluster.js';
+import { FAKE_NODES, GPU_RESOURCE, STORAGE_CLASS } from '../../tools/cluster/src/fixtures.js';
+import { missingBinaries, readVersions } from '../../tools/cluster/src/layout.js';
 
 const missing = missingBinaries();
 const skip = missing.length > 0 && process.env['CLUSTER_TESTS'] === 'skip';

@@ -6,7 +6,7 @@ export default async function globalSetup() {
 
 export async function clusterState() {
   try {
-    const { readState } = await import('../../operator/dist/dev/cluster/cluster.js');
+    const { readState } = await import('../../tools/cluster/dist/cluster.js');
     return (await readState()) !== undefined;
   } catch {
     return false; // not built: no cluster test can run either

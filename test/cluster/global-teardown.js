@@ -4,6 +4,6 @@ import { clusterState } from './global-setup.js';
 export default async function globalTeardown() {
   if (globalThis.__clusterWasUp || process.env.CLUSTER_KEEP === '1') return;
   if (!(await clusterState())) return;
-  const { down } = await import('../../operator/dist/dev/cluster/cluster.js');
+  const { down } = await import('../../tools/cluster/dist/cluster.js');
   await down();
 }

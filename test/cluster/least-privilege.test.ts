@@ -14,13 +14,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'yaml';
-import { up } from '../../operator/src/dev/cluster/cluster.js';
-import {
-  binaries,
-  clusterLayout,
-  missingBinaries,
-  readVersions,
-} from '../../operator/src/dev/cluster/layout.js';
+import { up } from '../../tools/cluster/src/cluster.js';
+import { binaries, clusterLayout, missingBinaries, readVersions } from '../../tools/cluster/src/layout.js';
 import { freePort } from '../kit/helpers.js';
 import { holdControlPlaneForThisFile } from './exclusive.js';
 

@@ -21,13 +21,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse, stringify } from 'yaml';
-import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
-import {
-  binaries,
-  clusterLayout,
-  missingBinaries,
-  readVersions,
-} from '../../operator/src/dev/cluster/layout.js';
+import { up, type ClusterInfo } from '../../tools/cluster/src/cluster.js';
+import { binaries, clusterLayout, missingBinaries, readVersions } from '../../tools/cluster/src/layout.js';
 import { externalCluster } from './target.js';
 import { holdControlPlaneForThisFile } from './exclusive.js';
 

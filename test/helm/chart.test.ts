@@ -8,13 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { up, type ClusterInfo } from '../../operator/src/dev/cluster/cluster.js';
-import {
-  binaries,
-  clusterLayout,
-  missingBinaries,
-  readVersions,
-} from '../../operator/src/dev/cluster/layout.js';
+import { up, type ClusterInfo } from '../../tools/cluster/src/cluster.js';
+import { binaries, clusterLayout, missingBinaries, readVersions } from '../../tools/cluster/src/layout.js';
 import { WATCHED_KINDS } from '../../operator/src/k8s/watch.js';
 import { holdControlPlaneForThisFile } from '../cluster/exclusive.js';
 import { parseOperatorConfig } from '../../operator/src/resources/operator-config.js';

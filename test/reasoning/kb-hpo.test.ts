@@ -16,7 +16,7 @@ import {
   validateKb,
   type LinkRow,
 } from '../../services/reasoning/src/kb/index.js';
-import { main } from '../../services/reasoning/src/kb/hpo-import.js';
+import { main } from '../../services/reasoning/tools/hpo-import.js';
 
 // Real HPO 2025-01-16 lines (README.md beside them): seven diseases' rows and their terms.
 const FIXTURES = fileURLToPath(new URL('./kb-fixtures/hpo/', import.meta.url));

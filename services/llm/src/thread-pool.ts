@@ -1,15 +1,13 @@
 /**
  * libuv's thread pool in the text LLM's process. node-llama-cpp runs each decode and each sampling
- * step as a job on it, and its best size depends on where decoding runs (README, Speed):
- * - on the CPU, 1. With more, those jobs hop between threads and cores: on a 2-core node one
- *   stream decoded 1.6x faster with 1 thread than with libuv's default 4, and 1.3x faster than
- *   with 2, while 3 concurrent streams ran as fast with 1 as with 2.
+ * step as a job on it, and its best size depends on where decoding runs (the measurements are in
+ * services/llm/README.md, "Speed"):
+ * - on the CPU, 1. With more, those jobs hop between threads and cores: one stream decodes slower,
+ *   and concurrent streams gain nothing.
  * - on a GPU, one per slot plus one. A decode holds its thread while the GPU works, and the
  *   engine's loop (lockstep.ts) samples a step's sequences side by side once its decode is back,
- *   so a step uses one thread per slot. On an H200 with that loop, 3 concurrent streams ran at
- *   850-902 tok/s with 4 threads, 838 with 2 and 705-800 with 1; one thread decoded one stream
- *   6-14% faster, but the slots are what the service is for. (With node-llama-cpp's per-sequence
- *   `evaluate()`, before that loop, 1 thread was about 18% slower on an H100.)
+ *   so a step uses one thread per slot. With fewer, concurrent streams wait for each other's
+ *   samples; one thread suits a lone stream better, but the slots are what the service is for.
  *
  * libuv reads UV_THREADPOOL_SIZE once, when the pool starts, and Node's ES module loader starts it
  * before an ES module's first line runs. So the service's entry (boot.cts, CommonJS) applies this

@@ -54,8 +54,8 @@ export const reasoningConfigSchema = kitConfigSchema({
   /**
    * How long the first request reaching an idle engine waits for others to share its run, in ms.
    * 0 (default): requests that arrive together, and all that arrive while a run is in flight, still
-   * share runs; a lone request is not held (the bench: 1.3 ms inference instead of 2.3 ms at
-   * concurrency 1, the same requests/s at 8).
+   * share runs; a lone request is not held, which is faster alone and no slower under load (README,
+   * "Speed").
    */
   REASONING_BATCH_WINDOW_MS: env.number({ min: 0, max: 1000 }).default(0),
   /** Most requests in one engine run. */

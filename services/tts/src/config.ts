@@ -14,7 +14,8 @@ export const ttsConfigSchema = kitConfigSchema({
   maxConcurrency: 2,
   queueSize: 64,
   queueTimeoutMs: 60_000,
-  // A 5000-character text through a Piper voice took 72 s on 2 busy cores.
+  // A text of TTS_MAX_CHARS through a Piper voice takes over a minute on a small CPU node
+  // (README, "Configuration").
   requestTimeoutMs: 300_000,
   // 5000 characters of Vietnamese are at most ~20 kB of UTF-8; the rest is JSON around them.
   bodyLimit: '64kb',

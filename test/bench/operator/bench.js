@@ -6,8 +6,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up } from '../../../operator/dist/dev/cluster/cluster.js';
-import { binaries, clusterLayout, readVersions } from '../../../operator/dist/dev/cluster/layout.js';
+import { up } from '../../../tools/cluster/dist/cluster.js';
+import { binaries, clusterLayout, readVersions } from '../../../tools/cluster/dist/layout.js';
 
 const REPO = new URL('../../../', import.meta.url).pathname;
 const info = await up({ log: (line) => process.stderr.write(`cluster: ${line}\n`) });

@@ -1,6 +1,6 @@
 /**
  * The operator for the Prometheus test: the built operator (operator/dist/main.js) against a real
- * control plane of its own (operator/src/dev/cluster with the binaries test/cluster/build.sh cached,
+ * control plane of its own (tools/cluster with the binaries test/cluster/build.sh cached,
  * its state in a temporary home, stopped and removed by stop()) with one small ClinicalSuite applied, so its controller-runtime metrics (reconciles, durations,
  * queue) carry data. Never builds the control plane: without cached binaries it says why and the
  * test leaves the operator's panels out.
@@ -11,13 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { down, up } from '../../../operator/src/dev/cluster/cluster.js';
-import {
-  binaries,
-  clusterLayout,
-  missingBinaries,
-  readVersions,
-} from '../../../operator/src/dev/cluster/layout.js';
+import { down, up } from '../../../tools/cluster/src/cluster.js';
+import { binaries, clusterLayout, missingBinaries, readVersions } from '../../../tools/cluster/src/layout.js';
 import { freePort } from '../../kit/helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

@@ -4,8 +4,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 /**
  * The LLM upstreams' HTTP client: node:http with keep-alive pools rather than fetch. On this path
  * every request of the agent makes one upstream call, and fetch's WHATWG machinery (Request,
- * Response, web streams) costs about 0.5 ms a call against under 0.1 ms for node:http (measured
- * on loopback); the agent's budget is 2 ms in all. Bodies are read as Buffers or iterated as a
+ * Response, web streams) costs several times what node:http does, a large share of the agent's
+ * added-latency budget (README, "Tests and benchmark"). Bodies are read as Buffers or iterated as a
  * Node stream; aborting the signal destroys the request, which closes the connection and so stops
  * the upstream's work.
  */

@@ -2,8 +2,8 @@ import { ELEM, encodeModel } from '@clinicalsuite/kit/onnx';
 import ort from 'onnxruntime-node';
 
 /**
- * Cosine scores of one query against every title vector, on onnxruntime's SIMD MatMul (several
- * times faster than a JavaScript loop over 46,881 x 384 floats): a one-node ONNX graph
+ * Cosine scores of one query against every title vector, on onnxruntime's SIMD MatMul (faster than
+ * a JavaScript loop over the vectors: README, "How it searches"): a one-node ONNX graph
  * `s = MatMul(m, q)`, m float [n, dim], q float [dim, 1], encoded by the kit's ONNX writer (the
  * graph is fixed and tiny, so a protobuf library would be the only reason for a dependency).
  */

@@ -43,8 +43,8 @@ export interface KitOptions {
   readonly config: KitConfig;
   /** The service's own readiness reason until `start()` (default `starting`). */
   readonly startingReason?: string;
-  /** Omit for a service without credentials. */
-  readonly auth?: AuthOptions;
+  /** Omit (or undefined, as `serviceAuth()` gives with AUTH_DISABLED) for a service without credentials. */
+  readonly auth?: AuthOptions | undefined;
   /** `envelope` for the face service's `{success, message}` bodies. */
   readonly errorShape?: ErrorShape;
   readonly logger?: Logger;
@@ -163,6 +163,7 @@ export class Kit {
    * service is not ready until it is open; closed in reverse order of declaration on shutdown.
    */
   resource<T>(spec: ResourceSpec<T>): Resource<T> {
+    this.declaring(spec.name);
     const resource = new Resource(
       spec,
       this.readiness.condition(`starting: ${spec.name} opens after the server listens`),
@@ -174,6 +175,7 @@ export class Kit {
 
   /** The service's model files, waited for and loaded after listening (a resource). */
   model<E extends Disposable>(spec: Omit<ModelHostOptions<E>, 'readiness' | 'logger'>): ModelHost<E> {
+    this.declaring('the model');
     const host = new ModelHost<E>({
       ...spec,
       logger: this.logger,
@@ -185,6 +187,7 @@ export class Kit {
 
   /** Something already open (given by the caller, or opened in main): closed on shutdown. */
   own<T>(value: T, close: (value: T) => Promise<void> | void): T {
+    this.declaring('an owned value');
     let closing: Promise<void> | undefined;
     this.resources.push({
       start: () => undefined,
@@ -192,6 +195,11 @@ export class Kit {
       close: () => (closing ??= Promise.resolve(close(value))),
     });
     return value;
+  }
+
+  /** A resource declared after mount would never open nor close, and the service never be ready. */
+  private declaring(what: string): void {
+    if (this.mounted) throw new Error(`${what}: a kit's resources are declared before mount`);
   }
 
   /** Makes the app from the routes; the last step of a service's assembly. */

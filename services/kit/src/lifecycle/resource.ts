@@ -108,6 +108,10 @@ export class Resource<T> {
   private async run(): Promise<void> {
     const retry = retryPolicy(this.spec.retry);
     for (let attempt = 0; ; attempt++) {
+      if (this.isClosed()) {
+        this.rejectOpened(new Error(`${this.spec.name} was closed before it opened`));
+        return;
+      }
       try {
         await this.openOnce();
         return;
@@ -149,6 +153,7 @@ export class Resource<T> {
       readiness: this.condition,
       logger: this.logger,
       opening: (reason) => {
+        if (this.stop.signal.aborted) return;
         this.stateValue = 'opening';
         this.condition.setNotReady(reason);
       },
@@ -171,6 +176,10 @@ export class Resource<T> {
       `${this.spec.name} opened`,
     );
     for (const warning of described.warnings ?? []) this.logger.warn(warning);
+  }
+
+  private isClosed(): boolean {
+    return this.stop.signal.aborted;
   }
 
   /** Stops opening, or closes what is open. Idempotent. */

@@ -4,10 +4,9 @@ import type { LlamaContext, LlamaGrammarEvaluationState, LlamaModel, Token } fro
  * The part of node-llama-cpp's native addon the engine drives directly: one llama.cpp context's
  * batch, decode and sampling calls, and its per-sequence KV cache. node-llama-cpp's own per-token
  * path (`LlamaContextSequence.evaluate()`: its locks, its decode queue dispatched on a later
- * event-loop turn, a generator per sequence) cost ~120 µs a token on the CPU and a 0.83-0.88x gap
- * to llama-server on an H100 (0.91-1.04x on an H200 with this loop, 3 concurrent); the engine
- * keeps node-llama-cpp for everything else (loading, tokenizer, chat templates, grammars) and
- * steps the decode loop itself, as llama-server does.
+ * event-loop turn, a generator per sequence) cost the service time on every token against
+ * llama-server (README, "Speed"); the engine keeps node-llama-cpp for everything else (loading,
+ * tokenizer, chat templates, grammars) and steps the decode loop itself, as llama-server does.
  *
  * These calls are internal to node-llama-cpp, so its version is pinned exactly
  * (services/llm/package.json) and `nativeOf` checks every one of them when the model loads: an

@@ -14,7 +14,7 @@ export interface Sequence {
  * llama-server's prompt cache does.
  *
  * Why ids 0..n-1 for ever: llama.cpp keeps one KV stream per sequence id, and a batch spanning ids
- * far apart ran at ~0.65x the speed of one over ids 0..n-1.
+ * far apart ran slower than one over ids 0..n-1 (README, "Concurrency and batching").
  *
  * A sliding-window model (Gemma 2 and 3) keeps only the last `swaSize` positions in most layers'
  * cache, so a prefix can be kept only while the window before its end is still there (the rule

@@ -44,7 +44,7 @@ export const StatusSchema = z.object({
     .number()
     .int()
     .describe(
-      'libuv thread pool size (UV_THREADPOOL_SIZE at start), where each decode and sampling step runs. The entry, dist/boot.cjs, picks it when unset: 1 when decoding on the CPU (one stream 1.6x faster than libuv’s default 4 on a 2-core node), one per slot plus one on a GPU (with 1, 3 concurrent streams ran 11-17% slower on an H200)',
+      'libuv thread pool size (UV_THREADPOOL_SIZE at start), where each decode and sampling step runs. The entry, dist/boot.cjs, picks it when unset: 1 when decoding on the CPU, one per slot plus one on a GPU, the sizes measured best there (services/llm/README.md, “Speed”)',
     ),
   gpu_layers: z.union([z.number().int(), z.string()]),
   slots: z.object({

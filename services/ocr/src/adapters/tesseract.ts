@@ -3,8 +3,9 @@ import { parseOsd, type Orientation } from '../domain/osd.js';
 
 /**
  * Debian's tesseract 5 command line as the engine: one process per page (the traineddata stays in
- * the page cache, so a process costs ~0.3 s a page on 2 cores), TSV out, one OpenMP thread each
- * so MAX_CONCURRENCY processes use MAX_CONCURRENCY cores. The gate bounds the processes.
+ * the page cache, so a process per page is cheap: README, "Engine, and why"), TSV
+ * out, one OpenMP thread each so MAX_CONCURRENCY processes use MAX_CONCURRENCY cores. The gate
+ * bounds the processes.
  */
 
 export interface TesseractOptions {

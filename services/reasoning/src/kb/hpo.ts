@@ -455,7 +455,7 @@ export function importHpo(
       version: options.version ?? annotationVersion,
       title: `Human Phenotype Ontology disease annotations, release ${annotationVersion}${subset}`,
       description:
-        'Imported by services/reasoning/src/kb/hpo-import.ts from phenotype.hpoa and hp.obo. Priors are uniform ' +
+        'Imported by services/reasoning/tools/hpo-import.ts from phenotype.hpoa and hp.obo. Priors are uniform ' +
         '(no prevalence data): posteriors among these diseases are only relative. ICD-10 codes: none in the HPO files.',
       sources: hpoSources(annotationVersion, ontology.dataVersion),
       leak: {

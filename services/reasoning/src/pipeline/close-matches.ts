@@ -7,10 +7,10 @@
  * (names of 3 or more characters); a feature scores its best term; features scoring at least 0.5
  * are offered, best first (then by id), at most `limit`.
  *
- * Measuring the edit distance of the name to every term of the base took up to 0.8 s per name
- * with 60,000 terms (an HPO import is about that size), and a request may carry 200 names: 161 s
- * of CPU before the 422. The index, built once with the base, finds the same matches while
- * measuring few terms:
+ * Measuring the edit distance of the name to every term of the base (an HPO import has tens of
+ * thousands) for each of a request's names took minutes of CPU before the 422 (README, "Limits and
+ * guarantees"). The index, built once with the base, finds the same matches while measuring few
+ * terms:
  * - the pairs of adjacent characters of each term, padded with an end mark on each side: a term
  *   sharing k of them with the name is at least (longer + 1 − k) / 2 edits away (an edit breaks at
  *   most two pairs: Ukkonen's q-gram lemma), so a term sharing none scores below 0.5 and is never
@@ -61,8 +61,8 @@ function pairsOf(s: string): Map<number, number> {
   return pairs;
 }
 
-// Plain comparisons rather than Math.min / Math.max in the loops below: as fast in Node, and
-// about 100 times faster where `Math` belongs to another realm (Jest's vm contexts).
+// Plain comparisons rather than Math.min / Math.max in the loops below: as fast in Node, and far
+// faster where `Math` belongs to another realm (Jest's vm contexts; README, "Limits and guarantees").
 const smaller = (a: number, b: number): number => (a < b ? a : b);
 const larger = (a: number, b: number): number => (a > b ? a : b);
 /** ⌈x / 2⌉ of a non-negative integer. */

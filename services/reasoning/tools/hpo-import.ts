@@ -2,7 +2,7 @@
 /**
  * hpo-import: writes a knowledge-base directory from HPO's phenotype.hpoa and hp.obo.
  *
- *   node services/reasoning/dist/kb/hpo-import.js --hpoa <file> --obo <file> --out <dir>
+ *   npm run hpo-import -- --hpoa <file> --obo <file> --out <dir>
  *        [--diseases <id,id,…|@file>] [--id <kb id>] [--version <text>]
  *
  * The files come from the model store: `npm run models -- fetch hpo-annotations` and
@@ -15,9 +15,14 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { HpoImportError, importHpo, type HpoImportReport } from './hpo.js';
-import { loadKnowledgeBase, writeKbDocument } from './loader.js';
-import { formatProblem } from './problems.js';
+import {
+  formatProblem,
+  HpoImportError,
+  importHpo,
+  loadKnowledgeBase,
+  writeKbDocument,
+  type HpoImportReport,
+} from '@clinicalsuite/reasoning/kb';
 
 export const USAGE = `usage: hpo-import --hpoa <phenotype.hpoa> --obo <hp.obo> --out <dir> [options]
 

@@ -14,8 +14,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root, from operator/src/dev/cluster (jest) and operator/dist/dev/cluster (CLI) alike. */
-export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+/** The repository root, from tools/cluster/src (jest) and tools/cluster/dist (CLI) alike. */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'cluster', 'build.sh');
 export const VERSIONS_FILE = join(REPO_ROOT, 'test', 'cluster', 'versions.env');
 export const PAUSE_SOURCE = join(REPO_ROOT, 'test', 'cluster', 'pause.c');
