@@ -165,7 +165,9 @@ export class Kit {
   resource<T>(spec: ResourceSpec<T>): Resource<T> {
     const resource = new Resource(
       spec,
-      this.readiness.condition(`starting: ${spec.name} opens after the server listens`),
+      this.readiness.condition(
+        spec.startingReason ?? `starting: ${spec.name} opens after the server listens`,
+      ),
       this.logger,
     );
     this.resources.push(resource);
