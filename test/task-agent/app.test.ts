@@ -1,7 +1,7 @@
 /**
  * The task agent's lifecycle: a shutdown that begins while `start()` is still opening (here, while
  * the skills are being saved) stops the opening where it is. Nothing starts after close() began:
- * no workers claiming tasks, no readiness flipped back to ready, no "task agent ready".
+ * no workers claiming tasks, no readiness flipped back to ready, no "the workers opened".
  */
 import { describe, expect, it } from '@jest/globals';
 import { createLogger, serve } from '@clinicalsuite/kit';
@@ -81,7 +81,7 @@ describe('a shutdown during start()', () => {
     expect(storeClosed).toBe(true);
     await sleep(300); // more than a poll and a tick
     expect(claims).toBe(0);
-    expect(logs.some((l) => l['msg'] === 'task agent ready')).toBe(false);
+    expect(logs.some((l) => l['msg'] === 'the workers opened')).toBe(false);
     const check = await openTaskStore({ sqlitePath });
     try {
       expect((await check.getTask(1))?.status).toBe('pending');

@@ -7,7 +7,7 @@ import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { hashPassword } from '../../services/task-proxy/src/adapters/passwords.js';
 import { buildTaskProxyApp, type TaskProxyService } from '../../services/task-proxy/src/app.js';
 import { loadTaskProxyConfig, type TaskProxyConfig } from '../../services/task-proxy/src/config.js';
-import { captureLogs } from '../kit/helpers.js';
+import { captureLogs, waitFor } from '../kit/helpers.js';
 import { TEST_ENV } from '../task-agent/helpers.js';
 import { until } from '../kit/helpers.js';
 
@@ -63,8 +63,12 @@ export async function startProxy(
     processMetrics: false,
     ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  await service.start();
+  const server = await serve(service.kit, { signals: [], exit: false });
+  // The users loaded, or their first load failed (the proxy says why while it tries again).
+  await waitFor(() => {
+    const reason = service.kit.readiness.reason;
+    return reason === undefined || reason.startsWith('users not loaded');
+  }, 20_000);
   await service.monitor.check();
   return { service, config, server, url: server.url, logs, close: () => server.shutdown('test finished') };
 }

@@ -3,11 +3,8 @@ import { buildReasoningApp } from './app.js';
 import { loadReasoningConfig } from './config.js';
 
 runMain(async () => {
-  const config = loadReasoningConfig();
-  const service = buildReasoningApp({ config });
   // Listening first: /health answers 503 with the reason until the bases and the engine are loaded.
-  // SIGTERM: the kit stops accepting, drains requests in flight (SHUTDOWN_GRACE_MS), then close()
-  // releases the engine.
-  await serve(service.kit, { onShutdown: () => service.close() });
-  await service.start();
+  // SIGTERM: the kit stops accepting, drains requests in flight (SHUTDOWN_GRACE_MS), then releases
+  // the engine.
+  await serve(buildReasoningApp({ config: loadReasoningConfig() }).kit);
 });

@@ -4,10 +4,8 @@ import { loadTaskProxyConfig } from './config.js';
 
 runMain(async () => {
   const { config, password } = loadTaskProxyConfig();
-  // The plain-text password lives only until start() has hashed it.
+  // The plain-text password lives only until the users are loaded and it is hashed.
   delete process.env['TASK_PROXY_PASSWORD'];
-  const service = buildTaskProxyApp({ config, password });
-  await serve(service.kit, { onShutdown: () => service.close() });
   // Listening first: /health answers 503 with the reason until the users are loaded.
-  await service.start();
+  await serve(buildTaskProxyApp({ config, password }).kit);
 });

@@ -166,7 +166,9 @@ export class Kit {
     this.declaring(spec.name);
     const resource = new Resource(
       spec,
-      this.readiness.condition(`starting: ${spec.name} opens after the server listens`),
+      this.readiness.condition(
+        spec.startingReason ?? `starting: ${spec.name} opens after the server listens`,
+      ),
       this.logger,
     );
     this.resources.push(resource);

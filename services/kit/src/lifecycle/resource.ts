@@ -20,6 +20,12 @@ export interface OpenContext {
   readonly logger: Logger;
   /** Marks the resource as opening (from waiting) with this reason. */
   readonly opening: (reason: string) => void;
+  /**
+   * `pending` (a step that cannot be cancelled: a connection, another resource's `opened()`), or
+   * a rejection as soon as the resource is closed first; what `pending` yields after that goes to
+   * `discard` (close it there).
+   */
+  readonly untilClosed: <U>(pending: Promise<U>, discard?: (late: U) => unknown) => Promise<U>;
 }
 
 export interface RetryPolicy {
@@ -31,7 +37,9 @@ export interface RetryPolicy {
 export interface ResourceSpec<T> {
   /** What it is, in the log lines and the not-ready reason ("the store", "the model"). */
   readonly name: string;
-  readonly open: (ctx: OpenContext) => Promise<T>;
+  /** The reason until it opens or fails (default `starting: <name> opens after the server listens`). */
+  readonly startingReason?: string;
+  readonly open: (ctx: OpenContext) => Promise<T> | T;
   readonly close?: (value: T) => Promise<void> | void;
   /**
    * Retry a failed open (true: from 250 ms doubling to 30 s) while not ready with the error;
@@ -46,6 +54,7 @@ export interface ResourceSpec<T> {
 
 export class Resource<T> {
   private current: T | undefined;
+  private lastError: Error | undefined;
   private stateValue: ResourceState = 'waiting';
   private readonly stop = new AbortController();
   private running: Promise<void> | undefined;
@@ -78,6 +87,11 @@ export class Resource<T> {
   /** The open resource, or `undefined` until it is. */
   get value(): T | undefined {
     return this.current;
+  }
+
+  /** Why the last attempt to open failed; `undefined` once open (and before any attempt failed). */
+  get error(): Error | undefined {
+    return this.lastError;
   }
 
   /** The resource, or 503 with the reason while there is none. */
@@ -121,6 +135,7 @@ export class Resource<T> {
           return;
         }
         const err = error instanceof Error ? error : new Error(String(error));
+        this.lastError = err;
         this.stateValue = 'failed';
         this.condition.setNotReady(
           this.spec.failureReason?.(err) ?? `${this.spec.name} failed to open: ${err.message}`,
@@ -157,12 +172,14 @@ export class Resource<T> {
         this.stateValue = 'opening';
         this.condition.setNotReady(reason);
       },
+      untilClosed: (pending, discard) => untilAborted(pending, this.stop.signal, this.spec.name, discard),
     });
     if (this.stop.signal.aborted) {
       await this.spec.close?.(value);
       throw new Error(`${this.spec.name} was closed while it opened`);
     }
     this.current = value;
+    this.lastError = undefined;
     this.stateValue = 'ready';
     this.condition.setReady();
     this.resolveOpened(value);
@@ -200,6 +217,40 @@ function retryPolicy(retry: ResourceSpec<unknown>['retry']): Required<RetryPolic
   if (retry === undefined || retry === false) return undefined;
   const given = retry === true ? {} : retry;
   return { firstPauseMs: given.firstPauseMs ?? 250, maxPauseMs: given.maxPauseMs ?? 30_000 };
+}
+
+function untilAborted<U>(
+  pending: Promise<U>,
+  signal: AbortSignal,
+  name: string,
+  discard: ((late: U) => unknown) | undefined,
+): Promise<U> {
+  return new Promise<U>((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(new Error(`${name} was closed while it opened`));
+      void pending.then(
+        async (late) => {
+          await discard?.(late);
+        },
+        () => undefined,
+      );
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 function capitalize(text: string): string {

@@ -1,12 +1,13 @@
 import type { Logger } from '../logger.js';
-import type { Readiness } from '../readiness.js';
+import type { ReadinessSignal } from '../readiness.js';
 import type { LlmClient, ProbeResult } from './client.js';
 
 /**
- * Keeps the service's readiness in step with the LLM: ready only while the LLM answers its health
- * check and the model name is known; otherwise not ready with the LLM's own reason ("unreachable
- * (ECONNREFUSED)", "not ready: model file not found…", "refused the token"). Probes every
- * `intervalMs`, and at once when a turn found the LLM unreachable.
+ * Keeps a readiness condition in step with the LLM, where the LLM decides the service's readiness:
+ * ready only while the LLM answers its health check and the model name is known; otherwise not
+ * ready with the LLM's own reason ("unreachable (ECONNREFUSED)", "not ready: model file not
+ * found…", "refused the token"). Probes every `intervalMs`, and at once when a turn found the LLM
+ * unreachable.
  */
 
 export type LlmState = 'unknown' | ProbeResult['state'];
@@ -22,7 +23,11 @@ export interface LlmStatus {
 
 export interface LlmMonitorOptions {
   readonly client: LlmClient;
-  readonly readiness: Readiness;
+  /**
+   * The condition it keeps in step (`kit.readiness.condition(reason)`); omitted where the LLM
+   * does not decide the service's readiness.
+   */
+  readonly readiness?: ReadinessSignal;
   readonly logger: Logger;
   readonly intervalMs: number;
   readonly configuredModel: string | undefined;
@@ -86,7 +91,7 @@ export class LlmMonitor {
     ]);
     const result = await client.probe(signal);
     // After SIGTERM the kit marks the service "shutting down"; a probe must not undo that.
-    if (this.stopped || readiness.reason === 'shutting down') return this.current;
+    if (this.stopped || readiness?.reason === 'shutting down') return this.current;
     const previous = this.current.state;
     let model = this.options.configuredModel ?? null;
     let detail: string | null = null;
@@ -99,8 +104,8 @@ export class LlmMonitor {
       model ??= this.current.model;
     }
     this.current = { state: result.state, detail, model, checkedAt: this.options.now() };
-    if (result.state === 'up' && detail === null) readiness.setReady();
-    else readiness.setNotReady(detail ?? 'the LLM is not available');
+    if (result.state === 'up' && detail === null) readiness?.setReady();
+    else readiness?.setNotReady(detail ?? 'the LLM is not available');
     if (previous !== result.state) {
       if (result.state === 'up') logger.info({ llm: client.displayUrl, model }, 'LLM available');
       else logger.warn({ llm: client.displayUrl, state: result.state, detail }, 'LLM not available');

@@ -1,6 +1,8 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatLoc } from '@clinicalsuite/kit';
+import { ConfigError, formatLoc } from '@clinicalsuite/kit';
+import type { PatientSimConfig } from '../config.js';
+import type { PlayableCase } from '../routes/runtime.js';
 import { CaseSchema, type CaseFile } from '../schemas/case.js';
 
 /**
@@ -80,4 +82,36 @@ export function loadCases(dirs: readonly string[]): ReadonlyMap<string, LoadedCa
   if (problems.length === 0 && byId.size === 0) problems.push(`no case files (*.json) in ${dirs.join(', ')}`);
   if (problems.length > 0) throw new CaseFileError(problems);
   return byId;
+}
+
+/**
+ * The configured cases (the built-in ones unless turned off, then PATIENT_CASES_DIR's), each with
+ * where it comes from. A bad case file is a configuration error: the start stops with every
+ * problem named.
+ */
+export function readCases(config: PatientSimConfig): ReadonlyMap<string, PlayableCase> {
+  const dirs = [
+    ...(config.PATIENT_SIM_BUILTIN_CASES ? [config.builtinCasesDir] : []),
+    ...(config.PATIENT_CASES_DIR === undefined ? [] : [config.PATIENT_CASES_DIR]),
+  ];
+  try {
+    const loaded = loadCases(dirs);
+    return new Map(
+      [...loaded].map(([id, l]) => [
+        id,
+        {
+          case: l.case,
+          file: l.file,
+          origin:
+            l.file.startsWith(config.builtinCasesDir) && config.PATIENT_SIM_BUILTIN_CASES
+              ? 'builtin'
+              : 'user',
+        },
+      ]),
+    );
+  } catch (error) {
+    if (error instanceof CaseFileError)
+      throw new ConfigError(error.problems.map((p) => `PATIENT_CASES_DIR / case file ${p}`));
+    throw error;
+  }
 }

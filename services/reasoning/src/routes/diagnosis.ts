@@ -68,11 +68,7 @@ export function diagnosisRoute(rt: ReasoningRuntime): AnyRoute {
           );
         }
         requireReady();
-        const pipeline = rt.pipeline();
-        if (pipeline === undefined) {
-          throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
-        }
-        const result = await diagnose(pipeline, body, { signal, requestId });
+        const result = await diagnose(rt.pipeline.require(), body, { signal, requestId });
         rt.metrics.diagnoses.inc({ outcome: 'ok' });
         return result;
       } catch (error) {

@@ -1,6 +1,7 @@
 import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { summarizeGpu } from '@clinicalsuite/kit/gpu';
 import { GpuStatusResponseSchema, HealthSchema } from '../api/schemas.js';
+import { basesRead, engineFailure } from '../adapters/pipeline.js';
 import { engineView } from '../pipeline/diagnose.js';
 import type { ReasoningRuntime } from './runtime.js';
 
@@ -16,7 +17,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
 };
 
 function engineStatus(rt: ReasoningRuntime) {
-  const p = rt.pipeline();
+  const p = rt.pipeline.value;
   if (p === undefined) return null;
   const stats = p.engine.stats();
   return {
@@ -52,13 +53,13 @@ export function infoRoutes(rt: ReasoningRuntime): AnyRoute[] {
       schema: HealthSchema,
       auth: false,
       body: (ready, reason) => {
-        const p = rt.pipeline();
+        const p = rt.pipeline.value;
         return {
           status: ready ? ('healthy' as const) : ('unhealthy' as const),
           service: 'reasoning' as const,
           version: rt.version,
           ...(ready || reason === undefined ? {} : { reason }),
-          knowledge_bases: rt.bases().map((b) => ({
+          knowledge_bases: basesRead(p, rt.pipeline.error).map((b) => ({
             id: b.id,
             version: b.version,
             conditions: b.report.conditions.defined,
@@ -83,7 +84,9 @@ export function infoRoutes(rt: ReasoningRuntime): AnyRoute[] {
         ...summarizeGpu(await rt.gpu.read()),
         engine: engineStatus(rt),
         engine_reason:
-          rt.pipeline() === undefined ? (rt.engineReason() ?? rt.readiness.reason ?? 'starting') : null,
+          rt.pipeline.value === undefined
+            ? (engineFailure(rt.pipeline.error) ?? rt.readiness.reason ?? 'starting')
+            : null,
       }),
     }),
   ];

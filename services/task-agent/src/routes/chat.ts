@@ -18,6 +18,7 @@ import {
   chatRequestSchema,
 } from '../schemas/api.js';
 import { storable } from '../store/sql.js';
+import type { TaskStore } from '../store/types.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
 /**
@@ -27,7 +28,7 @@ import type { TaskAgentRuntime } from './runtime.js';
  */
 export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
   const system = rt.config.TASK_AGENT_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT;
-  const { store } = rt;
+  const store = (): TaskStore => rt.store.require();
   return [
     defineRoute({
       method: 'post',
@@ -45,7 +46,7 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       },
       handler: async ({ body, signal }) => {
         const sessionId = body.session_id ?? rt.newSessionId();
-        const history = await store.chatHistory(sessionId, rt.config.TASK_AGENT_CHAT_HISTORY);
+        const history = await store().chatHistory(sessionId, rt.config.TASK_AGENT_CHAT_HISTORY);
         let result;
         try {
           result = await rt.llm.complete(
@@ -64,7 +65,7 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
         // Stored only once answered: a failed turn leaves the history as it was. The reply is the
         // text as stored (an LLM's stray NUL character removed), so the history repeats it exactly.
         const reply = storable(result.text);
-        await store.appendChat(
+        await store().appendChat(
           sessionId,
           [
             { role: 'user', content: body.message },
@@ -86,7 +87,7 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       params: SessionParamsSchema,
       response: z.object({ cleared: z.boolean() }),
       gated: false,
-      handler: async ({ params }) => ({ cleared: await store.clearChat(params.session_id) }),
+      handler: async ({ params }) => ({ cleared: await store().clearChat(params.session_id) }),
     }),
     defineRoute({
       method: 'get',

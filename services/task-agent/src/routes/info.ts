@@ -38,6 +38,11 @@ const HealthSchema = z.object({
   reason: z.string().optional(),
 });
 
+/** The open store's kind, before that the configured one (DATABASE_URL or not). */
+function storeKind(rt: TaskAgentRuntime): 'sqlite' | 'postgresql' {
+  return rt.store.value?.kind ?? (rt.config.DATABASE_URL === undefined ? 'sqlite' : 'postgresql');
+}
+
 function llmView(rt: TaskAgentRuntime): z.infer<typeof LlmView> {
   const s = rt.llmStatus();
   return { url: rt.llm.displayUrl, state: s.state, model: s.model };
@@ -69,7 +74,7 @@ export function infoRoutes(rt: TaskAgentRuntime): AnyRoute[] {
         status: ready ? ('healthy' as const) : ('unhealthy' as const),
         service: 'task-agent' as const,
         version: rt.version,
-        store: rt.storeKind(),
+        store: storeKind(rt),
         llm: llmView(rt),
         ...(ready || reason === undefined ? {} : { reason }),
       }),
@@ -86,18 +91,18 @@ export function infoRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           version: rt.version,
           status: rt.readiness.ready ? 'ready' : 'not_ready',
           reason: rt.readiness.reason ?? null,
-          store: rt.storeKind(),
+          store: storeKind(rt),
           llm: { ...llmView(rt), detail: s.detail },
           workers: {
             total: rt.config.TASK_AGENT_WORKERS,
-            busy: rt.pool.busy,
+            busy: rt.workers.value?.busy ?? 0,
             claiming: s.state === 'up',
             max_steps: rt.config.TASK_AGENT_MAX_STEPS,
             run_timeout_seconds: rt.config.TASK_AGENT_RUN_TIMEOUT_S,
             lease_ms: rt.config.TASK_AGENT_LEASE_MS,
             max_attempts: rt.config.TASK_AGENT_MAX_ATTEMPTS,
           },
-          tasks: rt.pool.stats ?? null,
+          tasks: rt.workers.value?.stats ?? null,
           skills: rt.skills.map((k) => k.name),
           slots: { total: rt.gate.limit, in_use: rt.gate.running, waiting: rt.gate.waiting },
           uptime_seconds: uptime(),

@@ -1,4 +1,4 @@
-import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
+import type { ConcurrencyGate, Readiness, Resource } from '@clinicalsuite/kit';
 import type { LlmClient, LlmStatus } from '@clinicalsuite/kit/llm';
 import type { WorkerPool } from '../adapters/workers.js';
 import type { TaskAgentConfig } from '../config.js';
@@ -10,11 +10,10 @@ import type { TaskStore } from '../store/types.js';
 export interface TaskAgentRuntime {
   readonly config: TaskAgentConfig;
   readonly version: string;
-  /** Throws (503) until the store is open: routes that must answer before then use `storeKind`. */
-  readonly store: TaskStore;
-  /** The store's kind: the open store's, before that the configured one (DATABASE_URL or not). */
-  readonly storeKind: () => TaskStore['kind'];
-  readonly pool: WorkerPool;
+  /** `require()` answers 503 until the store is open: routes that answer before then never touch it. */
+  readonly store: Resource<TaskStore>;
+  /** This replica's workers, once the store is open. */
+  readonly workers: Resource<WorkerPool>;
   readonly skills: readonly AnySkill[];
   readonly llm: LlmClient;
   readonly llmStatus: () => LlmStatus;

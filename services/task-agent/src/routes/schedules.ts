@@ -8,11 +8,12 @@ import {
   createScheduleSchema,
 } from '../schemas/api.js';
 import { schedulesBody } from '../store/queries.js';
+import type { TaskStore } from '../store/types.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
 /** Recurring tasks: a cron expression in a time zone creates a task at each firing. */
 export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
-  const { store } = rt;
+  const store = (): TaskStore => rt.store.require();
   const now = (): Date => new Date(rt.now());
   return [
     defineRoute({
@@ -21,7 +22,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       summary: 'Recurring schedules with their next firing',
       tags: ['schedules'],
       response: z.object({ schedules: z.array(ScheduleSchema) }),
-      handler: () => schedulesBody(store),
+      handler: () => schedulesBody(store()),
     }),
     defineRoute({
       method: 'post',
@@ -45,7 +46,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
           const field = problem.includes('time zone') ? 'timezone' : 'cron';
           throw new ValidationError([{ loc: ['body', field], msg: problem, type: 'value_error' }]);
         }
-        const schedule = await store.createSchedule(body, nextRun, now());
+        const schedule = await store().createSchedule(body, nextRun, now());
         return { schedule };
       },
     }),
@@ -60,7 +61,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       responses: { 404: { description: 'No such schedule' } },
       gated: false,
       handler: async ({ params, body }) => {
-        const schedule = await store.setScheduleEnabled(params.id, body.enabled, nextRun, now());
+        const schedule = await store().setScheduleEnabled(params.id, body.enabled, nextRun, now());
         if (schedule === undefined) throw new NotFoundError(`Schedule ${params.id} does not exist`);
         return { schedule };
       },
@@ -75,7 +76,7 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       responses: { 404: { description: 'No such schedule' } },
       gated: false,
       handler: async ({ params }) => {
-        if (!(await store.deleteSchedule(params.id)))
+        if (!(await store().deleteSchedule(params.id)))
           throw new NotFoundError(`Schedule ${params.id} does not exist`);
         return { deleted: true };
       },

@@ -24,6 +24,7 @@ import {
   cancelTaskBody,
   deleteTaskBody,
 } from '../store/queries.js';
+import type { TaskStore } from '../store/types.js';
 import type { TaskAgentRuntime } from './runtime.js';
 
 /**
@@ -32,7 +33,7 @@ import type { TaskAgentRuntime } from './runtime.js';
  * offline, so both answer the same bodies.
  */
 export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
-  const { store } = rt;
+  const store = (): TaskStore => rt.store.require();
   const now = (): Date => new Date(rt.now());
   const limits = {
     titleChars: rt.config.TASK_AGENT_MAX_TITLE_CHARS,
@@ -49,7 +50,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       tags: ['tasks'],
       query: ListTasksQuerySchema,
       response: z.object({ tasks: z.array(TaskSchema) }),
-      handler: ({ query }) => listTasksBody(store, query),
+      handler: ({ query }) => listTasksBody(store(), query),
     }),
     defineRoute({
       method: 'post',
@@ -61,10 +62,10 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       response: z.object({ task: TaskSchema }),
       gated: false,
       handler: async ({ body, log }) => {
-        const task = await store.createTask(body, now());
-        await store.addLog(task.id, null, 'info', 'created through the API', now());
+        const task = await store().createTask(body, now());
+        await store().addLog(task.id, null, 'info', 'created through the API', now());
         rt.metrics.tasksCreated.inc({ source: 'api' });
-        rt.pool.wake();
+        rt.workers.value?.wake();
         log.info({ task: task.id }, 'task created');
         return { task };
       },
@@ -77,7 +78,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       params: IdParamsSchema,
       response: TaskDetailSchema,
       responses: { 404: { description: 'No such task' } },
-      handler: ({ params }) => taskDetailBody(store, params.id),
+      handler: ({ params }) => taskDetailBody(store(), params.id),
     }),
     defineRoute({
       method: 'post',
@@ -89,8 +90,8 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       gated: false,
       responses: { 404: { description: 'No such task' }, 409: { description: 'Already finished' } },
       handler: async ({ params, log }) => {
-        const result = await cancelTaskBody(store, params.id, 'the API', now());
-        if (result.previous === 'running') rt.pool.cancelLocal(params.id, 'the API');
+        const result = await cancelTaskBody(store(), params.id, 'the API', now());
+        if (result.previous === 'running') rt.workers.value?.cancelLocal(params.id, 'the API');
         log.info({ task: params.id, previous: result.previous }, 'task cancelled');
         return { cancelled: true, task: result.task };
       },
@@ -106,16 +107,16 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       gated: false,
       responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running already' } },
       handler: async ({ params }) => {
-        const before = await store.getTask(params.id);
+        const before = await store().getTask(params.id);
         if (before === undefined) throw new NotFoundError(`Task ${params.id} not found`);
-        const task = FINAL_STATUSES.has(before.status) ? await store.requeueTask(params.id, now()) : before;
+        const task = FINAL_STATUSES.has(before.status) ? await store().requeueTask(params.id, now()) : before;
         if (task === undefined || task.status !== 'pending' || !FINAL_STATUSES.has(before.status)) {
           throw new ConflictError(
             `Task ${params.id} is ${task?.status ?? before.status}: only a finished task can be run again`,
           );
         }
-        await store.addLog(task.id, null, 'info', 'queued again through the API', now());
-        rt.pool.wake();
+        await store().addLog(task.id, null, 'info', 'queued again through the API', now());
+        rt.workers.value?.wake();
         return { task };
       },
     }),
@@ -132,7 +133,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       gated: false,
       responses: { 404: { description: 'No such task' }, 409: { description: 'Pending or running' } },
       handler: async ({ params, log }) => {
-        const body = await deleteTaskBody(store, params.id);
+        const body = await deleteTaskBody(store(), params.id);
         log.info({ task: params.id }, 'task deleted');
         return body;
       },
@@ -146,7 +147,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       response: z.object({ logs: z.array(LogSchema) }),
       responses: { 404: { description: 'No task with that task_id' } },
       handler: ({ query }) =>
-        logsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
+        logsBody(store(), { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
     }),
     defineRoute({
       method: 'get',
@@ -157,7 +158,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       response: z.object({ runs: z.array(RunSchema) }),
       responses: { 404: { description: 'No task with that task_id' } },
       handler: ({ query }) =>
-        runsBody(store, { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
+        runsBody(store(), { ...opt('taskId', query.task_id), ...opt('limit', query.limit) }),
     }),
     defineRoute({
       method: 'get',
@@ -165,7 +166,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       summary: 'Tasks per status group and in total',
       tags: ['tasks'],
       response: z.object({ stats: StatsSchema }),
-      handler: () => statsBody(store),
+      handler: () => statsBody(store()),
     }),
     defineRoute({
       method: 'get',
@@ -173,7 +174,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       summary: 'The skills runs may call, with their input schemas',
       tags: ['tasks'],
       response: z.object({ skills: z.array(SkillSchema) }),
-      handler: () => skillsBody(store),
+      handler: () => skillsBody(store()),
     }),
   ];
 }

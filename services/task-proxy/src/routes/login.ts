@@ -1,5 +1,6 @@
 import {
   BadRequestError,
+  ConcurrencyGate,
   defineRoute,
   TooManyRequestsError,
   UnauthorizedError,
@@ -10,7 +11,9 @@ import {
 import type { Request, Response } from 'express';
 import { LoginResponseSchema, LogoutResponseSchema } from '../schemas/api.js';
 import { USERNAME } from '../adapters/users.js';
+import type { TaskProxyConfig } from '../config.js';
 import { clientAddress } from '../domain/client-address.js';
+import { FailureWindow } from '../domain/rate-limit.js';
 import type { SignInOutcome } from '../metrics.js';
 import {
   bodyText,
@@ -33,6 +36,31 @@ import { sessionOf, type ProxyRuntime } from './runtime.js';
 
 export const BAD_CREDENTIALS = 'Invalid username or password';
 const MAX_PASSWORD_CHARS = 1024;
+
+/** What limits sign-ins: failures per user and per address, and password checks at once. */
+export function signInLimits(
+  config: TaskProxyConfig,
+): Pick<ProxyRuntime, 'failuresPerUser' | 'failuresPerAddress' | 'warned' | 'loginGate'> {
+  const windowMs = config.TASK_PROXY_LOGIN_WINDOW_S * 1000;
+  return {
+    failuresPerUser: new FailureWindow({
+      maxFailures: config.TASK_PROXY_LOGIN_MAX_FAILURES,
+      windowMs,
+      maxKeys: 100_000,
+    }),
+    failuresPerAddress: new FailureWindow({
+      maxFailures: config.TASK_PROXY_LOGIN_MAX_FAILURES_PER_IP,
+      windowMs,
+      maxKeys: 100_000,
+    }),
+    warned: { untrustedProxy: false },
+    loginGate: new ConcurrencyGate({
+      limit: config.TASK_PROXY_LOGIN_CONCURRENCY,
+      queueSize: 64,
+      maxWaitMs: 10_000,
+    }),
+  };
+}
 
 export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
   const body = formBody({
