@@ -1,5 +1,5 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /**
  * The agent's own metrics (`agent_` prefix). Labels hold only bounded values: intents, upstream
@@ -13,6 +13,8 @@ export type ShellOutcome =
 export type IntentSource = 'forced' | 'fixed' | 'rules' | 'llm' | 'default';
 
 export interface AgentMetrics {
+  /** The service's registry, where the outbound clients count their calls. */
+  readonly registry: Registry;
   /** Requests by detected/forced intent and how it was decided. */
   readonly intents: Counter<'intent' | 'source'>;
   /** LLM attempts per upstream and outcome. */
@@ -76,6 +78,7 @@ export function createAgentMetrics(
     },
   });
   return {
+    registry: kit.registry,
     intents: new Counter({
       name: `${p}intents_total`,
       help: 'Requests by intent and how it was decided (forced, fixed by the endpoint, rules, llm, default).',

@@ -90,3 +90,4 @@ export {
   type RunOptions,
   type RunResult,
 } from './process.js';
+export * from './http-client/index.js';

@@ -1,7 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import type { IncomingMessage } from 'node:http';
-import { errorCause, loggableUrl, withoutTrailingSlashes } from '@clinicalsuite/kit';
-import { isOk, readText, send } from './http-client.js';
+import {
+  HttpClient,
+  errorCause,
+  loggableUrl,
+  withoutTrailingSlashes,
+  type FailureMapping,
+  type KitMetrics,
+  type OutboundResponse,
+} from '@clinicalsuite/kit';
+import type { Registry } from 'prom-client';
 import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
 import { modelIds, upstreamMessage } from '@clinicalsuite/kit/llm';
 import {
@@ -14,10 +21,10 @@ import {
 
 /**
  * One OpenAI-compatible LLM upstream (`alpha4_service`, `beta3_service` or `beta_service`): a
- * non-streamed completion, a streamed one read from its SSE, and a health probe. Plain fetch (its
- * keep-alive pool) rather than the `openai` SDK: the retry and fallback policy is the router's
- * (upstream-pool.ts), and every failure comes back as an `UpstreamFailure` saying whether another
- * attempt could help.
+ * non-streamed completion, a streamed one read from its SSE, and a health probe, on the kit's
+ * HttpClient (its keep-alive pool, deadlines and event-stream parser) rather than the `openai` SDK:
+ * the retry and fallback policy is the router's (upstream-pool.ts), so the client retries nothing,
+ * and every failure comes back as an `UpstreamFailure` saying whether another attempt could help.
  */
 
 export type FailureKind =
@@ -122,6 +129,8 @@ export interface UpstreamClientOptions {
   readonly id: UpstreamId;
   readonly baseUrl: string;
   readonly token?: string | undefined;
+  /** The agent's metrics registry, where the calls are counted under the upstream's id. */
+  readonly metrics?: KitMetrics | Registry | undefined;
 }
 
 const ZERO_USAGE: LlmUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -131,17 +140,21 @@ export class UpstreamClient {
   readonly baseUrl: string;
   /** The URL without credentials or query, for messages and logs. */
   readonly displayUrl: string;
-  private readonly headers: Record<string, string>;
+  private readonly http: HttpClient;
 
   constructor(options: UpstreamClientOptions) {
     this.id = options.id;
     this.baseUrl = withoutTrailingSlashes(options.baseUrl).replace(/\/v1$/, '');
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
-    this.headers = {
-      accept: 'application/json',
-      'content-type': 'application/json',
-      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
-    };
+    this.http = new HttpClient({
+      name: options.id,
+      baseUrl: this.baseUrl,
+      label: `The LLM upstream ${options.id} at ${this.displayUrl}`,
+      token: options.token,
+      timeoutMs: Infinity,
+      failures: this.failures(false),
+      metrics: options.metrics,
+    });
   }
 
   async complete(
@@ -150,26 +163,16 @@ export class UpstreamClient {
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<UpstreamCompletion> {
-    const deadline = new Deadline(signal, timeoutMs);
     const body = requestBody(call, model, false);
-    let text: string;
-    let status: number;
-    try {
-      const res = await send(`${this.baseUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: this.headers,
-        body: JSON.stringify(body),
-        signal: deadline.signal,
-      });
-      status = res.statusCode ?? 0;
-      text = await readText(res);
-    } catch (error) {
-      throw this.fetchFailure(error, signal, deadline.expired, timeoutMs);
-    } finally {
-      deadline.clear();
-    }
-    if (status < 200 || status >= 300) throw this.statusFailure(status, text, body);
-    return parseCompletion(text, model, (m) => new UpstreamFailure(this.id, 'bad_response', this.say(m)));
+    const res = await this.http.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      json: body,
+      signal,
+      timeoutMs,
+    });
+    if (!res.ok) throw this.statusFailure(res.status, this.http.redact(res.text), body);
+    return parseCompletion(res.text, model, (m) => new UpstreamFailure(this.id, 'bad_response', this.say(m)));
   }
 
   /**
@@ -185,33 +188,29 @@ export class UpstreamClient {
     // Until the first fragment the first-byte deadline applies (headers included); then the same
     // time as an idle deadline between fragments, besides the caller's signal (the request's
     // deadline, the client leaving).
-    const deadline = new Deadline(signal, firstByteMs);
+    let midStream = false;
     const body = requestBody(call, model, true);
-    let res: IncomingMessage;
-    try {
-      res = await send(`${this.baseUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { ...this.headers, accept: 'text/event-stream' },
-        body: JSON.stringify(body),
-        signal: deadline.signal,
-      });
-    } catch (error) {
-      deadline.clear();
-      throw this.fetchFailure(error, signal, deadline.expired, firstByteMs);
-    }
-    if (!isOk(res)) {
-      const text = await readText(res).catch(() => '');
-      deadline.clear();
-      throw this.statusFailure(res.statusCode ?? 0, text, body);
+    const res: OutboundResponse = await this.http.send({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { accept: 'text/event-stream' },
+      json: body,
+      signal,
+      timeoutMs: firstByteMs,
+      failures: this.failures(() => midStream),
+    });
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      throw this.statusFailure(res.status, this.http.redact(text), body);
     }
     let finishReason = 'unknown';
     let usage: LlmUsage = ZERO_USAGE;
     let upstreamModel = model;
-    const events = sseData(res);
+    const events = res.events();
     const fail = (m: string) => new UpstreamFailure(this.id, 'bad_response', this.say(m));
     // Fragments from the parsed events; `finish_reason` and `usage` are picked up on the way.
     const texts = async function* (): AsyncGenerator<string, void, undefined> {
-      for await (const data of events) {
+      for await (const { data } of events) {
         if (data === '[DONE]') return;
         let chunk: StreamChunk;
         try {
@@ -235,14 +234,11 @@ export class UpstreamClient {
     try {
       first = await iterator.next();
     } catch (error) {
-      deadline.abort();
-      throw error instanceof UpstreamFailure
-        ? error
-        : this.fetchFailure(error, signal, deadline.expired, firstByteMs);
+      res.cancel();
+      throw error;
     }
-    deadline.clearTimer();
-    const broke = (error: unknown): Error =>
-      this.midStreamFailure(error, signal, deadline.expired, firstByteMs);
+    res.deadline.pause();
+    midStream = true;
     const fragments = (async function* () {
       try {
         if (first.done === true) return;
@@ -250,21 +246,19 @@ export class UpstreamClient {
         for (;;) {
           // The idle deadline: re-armed for every fragment, and running only while the upstream is
           // awaited (not while a slow client takes the last one).
-          deadline.arm(firstByteMs);
+          res.deadline.arm(firstByteMs);
           let next: IteratorResult<string, void>;
           try {
             next = await iterator.next();
-          } catch (error) {
-            throw broke(error);
           } finally {
-            deadline.clearTimer();
+            res.deadline.pause();
           }
           if (next.done === true) return;
           yield next.value;
         }
       } finally {
         // Ended, broken out of, or failed: stop the upstream's generation.
-        deadline.abort();
+        res.cancel();
         await iterator.return(undefined).catch(() => undefined);
       }
     })();
@@ -291,29 +285,30 @@ export class UpstreamClient {
       detail,
       latencyMs: Math.round((performance.now() - started) * 10) / 10,
     });
+    // Only the caller's signal bounds a probe; the network's own reason is the detail.
+    const failures: FailureMapping = { unreachable: (f) => new ProbeFailure(f.cause) };
     try {
-      const health = await fetch(`${this.baseUrl}/health`, { headers: this.headers, signal });
-      const text = await health.text();
+      const health = await this.http.request({ path: '/health', signal, failures });
       if (health.status === 401 || health.status === 403)
         return result(
           'unauthorized',
           this.say(`refused the token (${health.status}): set API_TOKEN to its token`),
         );
       if (health.status === 503)
-        return result('not_ready', this.say(`is not ready: ${upstreamMessage(text) ?? 'starting'}`));
+        return result('not_ready', this.say(`is not ready: ${upstreamMessage(health.text) ?? 'starting'}`));
       if (!health.ok && health.status !== 404)
         return result('down', this.say(`answered /health with ${health.status}`));
-      const models = await fetch(`${this.baseUrl}/v1/models`, { headers: this.headers, signal });
-      const listing = await models.text();
+      const models = await this.http.request({ path: '/v1/models', signal, failures });
       if (models.status === 401 || models.status === 403)
         return result(
           'unauthorized',
           this.say(`refused the token (${models.status}): set API_TOKEN to its token`),
         );
       if (!models.ok) return result('down', this.say(`answered /v1/models with ${models.status}`));
-      return result('up', null, modelIds(listing));
+      return result('up', null, modelIds(models.text));
     } catch (error) {
-      return result('down', this.say(`is unreachable (${errorCause(error)})`));
+      const why = error instanceof ProbeFailure ? error.message : errorCause(error);
+      return result('down', this.say(`is unreachable (${why})`));
     }
   }
 
@@ -322,26 +317,30 @@ export class UpstreamClient {
     return `The LLM upstream ${this.id} at ${this.displayUrl} ${what}`;
   }
 
-  private fetchFailure(error: unknown, signal: AbortSignal, timedOut: boolean, ms: number): Error {
-    if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
-    if (error instanceof UpstreamFailure) return error;
-    if (timedOut) return new UpstreamFailure(this.id, 'timeout', this.say(`did not answer within ${ms} ms`));
-    return new UpstreamFailure(this.id, 'connection', this.say(`is unreachable (${errorCause(error)})`));
-  }
-
-  /** A stream that broke after its first fragment (too late to fall back: the reply ends). */
-  private midStreamFailure(error: unknown, signal: AbortSignal, idle: boolean, ms: number): Error {
-    if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
-    if (error instanceof UpstreamFailure) return error;
-    if (idle)
-      return new UpstreamFailure(
-        this.id,
-        'timeout',
-        this.say(
-          `sent nothing for ${ms} ms in the middle of its reply (AGENT_LLM_FIRST_BYTE_TIMEOUT_MS): the reply was cut short`,
+  /**
+   * A failure of the wire as an UpstreamFailure: before the first fragment, nothing answered or not
+   * in time; after it (`midStream`), the stream broke off or went quiet, too late to fall back.
+   */
+  private failures(midStream: boolean | (() => boolean)): FailureMapping {
+    const mid = typeof midStream === 'function' ? midStream : () => midStream;
+    return {
+      unreachable: (f) =>
+        new UpstreamFailure(
+          this.id,
+          'connection',
+          this.say(mid() ? `broke off its reply (${f.cause})` : `is unreachable (${f.cause})`),
         ),
-      );
-    return new UpstreamFailure(this.id, 'connection', this.say(`broke off its reply (${errorCause(error)})`));
+      timeout: (f) =>
+        new UpstreamFailure(
+          this.id,
+          'timeout',
+          this.say(
+            mid()
+              ? `sent nothing for ${f.timeoutMs} ms in the middle of its reply (AGENT_LLM_FIRST_BYTE_TIMEOUT_MS): the reply was cut short`
+              : `did not answer within ${f.timeoutMs} ms`,
+          ),
+        ),
+    };
   }
 
   private statusFailure(status: number, text: string, sent: Record<string, unknown>): UpstreamFailure {
@@ -359,6 +358,9 @@ export class UpstreamClient {
     );
   }
 }
+
+/** A probe's network failure, its reason as the message. */
+class ProbeFailure extends Error {}
 
 function requestBody(call: LlmCall, model: string, stream: boolean): Record<string, unknown> {
   return {
@@ -382,81 +384,6 @@ interface StreamChunk {
   choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown } | null;
   error?: unknown;
-}
-
-/** The `data:` payloads of an SSE body, one per event (multi-line data joined with newlines). */
-async function* sseData(body: AsyncIterable<Buffer>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const value of body) {
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = eventEnd(buffer)) >= 0) {
-      const raw = buffer.slice(0, end);
-      buffer = buffer.slice(end).replace(/^(\r\n\r\n|\n\n|\r\r)/, '');
-      const data = raw
-        .split(/\r\n|\r|\n/)
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
-      if (data.length > 0) yield data.join('\n');
-    }
-  }
-}
-
-/**
- * A call's abort signal: the caller's signal or a timer, whichever comes first. A plain timer and
- * one listener (cheaper than AbortSignal.timeout plus AbortSignal.any on every call).
- */
-class Deadline {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private readonly onAbort = (): void => this.controller.abort(this.caller.reason);
-  expired = false;
-
-  constructor(
-    private readonly caller: AbortSignal,
-    ms: number,
-  ) {
-    if (caller.aborted) this.controller.abort(caller.reason);
-    else caller.addEventListener('abort', this.onAbort, { once: true });
-    this.arm(ms);
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** (Re)starts the timer: the call is aborted, `expired`, unless cleared within `ms`. */
-  arm(ms: number): void {
-    this.clearTimer();
-    this.timer = setTimeout(() => {
-      this.expired = true;
-      this.controller.abort(new Error(`deadline of ${ms} ms`));
-    }, ms);
-  }
-
-  /** Stops the timer; the caller's signal still aborts. */
-  clearTimer(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  /** Stops the timer and forgets the caller's signal. */
-  clear(): void {
-    this.clearTimer();
-    this.caller.removeEventListener('abort', this.onAbort);
-  }
-
-  /** Aborts the call now (and clears). */
-  abort(): void {
-    this.clear();
-    this.controller.abort();
-  }
-}
-
-function eventEnd(buffer: string): number {
-  const candidates = ['\n\n', '\r\n\r\n', '\r\r'].map((s) => buffer.indexOf(s)).filter((i) => i >= 0);
-  return candidates.length === 0 ? -1 : Math.min(...candidates);
 }
 
 function parseCompletion(text: string, model: string, fail: (m: string) => Error): UpstreamCompletion {

@@ -85,7 +85,12 @@ export class UpstreamPool implements LlmRouter {
   constructor(private readonly options: UpstreamPoolOptions) {
     for (const u of options.upstreams) {
       this.upstreams.set(u.id, {
-        client: new UpstreamClient({ id: u.id, baseUrl: u.baseUrl, token: u.token }),
+        client: new UpstreamClient({
+          id: u.id,
+          baseUrl: u.baseUrl,
+          token: u.token,
+          metrics: options.metrics.registry,
+        }),
         configuredModel: u.model,
         probe: null,
         checkedAt: null,

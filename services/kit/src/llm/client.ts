@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
 import {
   BadGatewayError,
   BadRequestError,
@@ -7,7 +7,10 @@ import {
   ServiceUnavailableError,
   errorCause,
 } from '../errors.js';
+import { HttpClient, type StatusFailure } from '../http-client/index.js';
+import type { Logger } from '../logger.js';
 import { loggableUrl } from '../logger.js';
+import type { KitMetrics } from '../metrics.js';
 import { withoutTrailingSlashes } from '../urls.js';
 import type {
   CompletionRequest,
@@ -18,11 +21,12 @@ import type {
 } from './types.js';
 
 /**
- * The suite's text LLM over its OpenAI-compatible API, with Node's fetch: `POST
- * /v1/chat/completions` (whole or streamed) plus `/health` and `/v1/models` for readiness. Plain
- * fetch rather than the `openai` SDK so the retry policy is exactly ours (retry only connection
- * failures and 502/503/504, never after the client went away, never a 429 or a 4xx) and every
- * failure maps onto the kit's error catalogue with a message that names the cause.
+ * The suite's text LLM over its OpenAI-compatible API, on the kit's HttpClient: `POST
+ * /v1/chat/completions` (whole or streamed) plus `/health` and `/v1/models` for readiness. Our own
+ * client rather than the `openai` SDK so the retry policy is exactly ours (a completion changes
+ * nothing, so it is retried as safe: connection failures and 502/503/504, never after the client
+ * went away, never a 429 or a 4xx) and every failure maps onto the kit's error catalogue with a
+ * message that names the cause.
  */
 
 export type ProbeResult =
@@ -32,50 +36,76 @@ export type ProbeResult =
 export interface LlmClientOptions {
   readonly baseUrl: string;
   readonly token?: string;
+  /** The deadline of a call: its attempts and its whole answer (a stream's too). */
   readonly timeoutMs: number;
   readonly retries: number;
   readonly backoffMs: number;
   /** Called before each retry (metrics). */
   readonly onRetry?: (reason: string) => void;
+  /** The upstream's name in the outbound metrics (default `llm`). */
+  readonly name?: string;
+  /** The service's metrics, where its outbound calls are counted. */
+  readonly metrics?: KitMetrics | Registry | undefined;
+  readonly logger?: Logger | undefined;
 }
 
-const RETRYABLE_STATUS = new Set([502, 503, 504]);
-
-class RetryableFailure extends Error {
-  constructor(
-    readonly final: Error,
-    readonly reason: string,
-  ) {
-    super(final.message);
-  }
-}
+const RETRYABLE_STATUS = [502, 503, 504] as const;
 
 export class LlmClient implements StreamingChatBackend {
   readonly baseUrl: string;
   /** The URL without credentials or query, for messages and logs. */
   readonly displayUrl: string;
+  private readonly http: HttpClient;
 
   constructor(private readonly options: LlmClientOptions) {
     this.baseUrl = withoutTrailingSlashes(options.baseUrl).replace(/\/v1$/, '');
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
+    this.http = new HttpClient({
+      name: options.name ?? 'llm',
+      baseUrl: this.baseUrl,
+      label: `The LLM at ${this.displayUrl}`,
+      token: options.token,
+      timeoutMs: options.timeoutMs,
+      retry: {
+        retries: options.retries,
+        backoffMs: options.backoffMs,
+        statuses: RETRYABLE_STATUS,
+        ...(options.onRetry === undefined ? {} : { onRetry: options.onRetry }),
+      },
+      failures: {
+        unreachable: (f) =>
+          new ServiceUnavailableError(`The LLM at ${this.displayUrl} is unreachable (${f.cause})`, 5, {
+            cause: f.error,
+          }),
+        timeout: (f) =>
+          new GatewayTimeoutError(
+            `The LLM at ${this.displayUrl} did not answer within ${this.options.timeoutMs} ms`,
+            { cause: f.error },
+          ),
+        status: (f) => this.statusFailure(f),
+        notJson: () =>
+          new BadGatewayError(`The LLM at ${this.displayUrl} answered with something other than JSON`),
+      },
+      metrics: options.metrics,
+      logger: options.logger,
+    });
   }
 
   async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionResult> {
     const started = performance.now();
-    const body = requestBody(request, false);
-    const { result, attempts } = await this.withRetries(signal, async () => {
-      const timeout = AbortSignal.timeout(this.options.timeoutMs);
-      const res = await this.post(body, signal, timeout);
-      let text: string;
-      try {
-        text = await res.text();
-      } catch (error) {
-        throw this.fetchFailure(error, signal, timeout);
-      }
-      if (!res.ok) throw this.statusFailure(res, text);
-      return parseCompletion(text, this.displayUrl);
+    const res = await this.http.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      json: requestBody(request, false),
+      signal,
+      safe: true,
     });
-    return { ...result, attempts, llmMs: performance.now() - started };
+    if (!res.ok) throw this.http.statusError(res);
+    return {
+      ...parseCompletion(res.text, this.displayUrl),
+      attempts: res.attempts,
+      llmMs: performance.now() - started,
+    };
   }
 
   /**
@@ -85,90 +115,51 @@ export class LlmClient implements StreamingChatBackend {
    * LLM's generation.
    */
   async *stream(request: CompletionRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    const body = requestBody(request, true);
-    const { result: res } = await this.withRetries(signal, async () => {
-      const r = await this.post(body, signal, timeout);
-      if (!r.ok) throw this.statusFailure(r, await r.text().catch(() => ''));
-      return r;
+    const res = await this.http.send({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      json: requestBody(request, true),
+      signal,
+      safe: true,
     });
-    if (res.body === null) throw new BadGatewayError(`The LLM at ${this.displayUrl} sent no stream`);
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      throw this.http.statusError({ status: res.status, headers: res.headers, text });
+    }
     let model = request.model;
     let finishReason = 'unknown';
     let usage: Usage | null = null;
-    let buffered = '';
-    const decoder = new TextDecoder();
+    // The LLM may close right after its last `data:` line: that event counts.
+    const events = res.events({ dispatchAtEnd: true });
     try {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        buffered += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline).replace(/\r$/, '');
-          buffered = buffered.slice(newline + 1);
-          if (!line.startsWith('data:')) continue;
-          const data = line.slice(5).trim();
-          if (data === '[DONE]') {
-            yield { type: 'end', model, finishReason, usage };
-            return;
-          }
-          const event = parseChunk(data, this.displayUrl);
-          if (event.model !== undefined) model = event.model;
-          if (event.finishReason !== undefined) finishReason = event.finishReason;
-          if (event.usage !== undefined) usage = event.usage;
-          if (event.text !== '') yield { type: 'delta', text: event.text };
+      for await (const { data } of events) {
+        if (data.trim() === '[DONE]') {
+          yield { type: 'end', model, finishReason, usage };
+          return;
         }
+        const event = parseChunk(data, this.displayUrl);
+        if (event.model !== undefined) model = event.model;
+        if (event.finishReason !== undefined) finishReason = event.finishReason;
+        if (event.usage !== undefined) usage = event.usage;
+        if (event.text !== '') yield { type: 'delta', text: event.text };
       }
-    } catch (error) {
-      if (error instanceof BadGatewayError) throw error;
-      throw unwrapRetryable(this.fetchFailure(error, signal, timeout));
+    } finally {
+      res.cancel();
     }
     throw new BadGatewayError(`The LLM at ${this.displayUrl} ended the stream without [DONE]`);
-  }
-
-  private async withRetries<T>(
-    signal: AbortSignal,
-    attempt: () => Promise<T>,
-  ): Promise<{ result: T; attempts: number }> {
-    for (let n = 1; ; n++) {
-      try {
-        return { result: await attempt(), attempts: n };
-      } catch (error) {
-        if (!(error instanceof RetryableFailure)) throw error;
-        if (n > this.options.retries) throw error.final;
-        this.options.onRetry?.(error.reason);
-        const backoff = this.options.backoffMs * 2 ** (n - 1);
-        // Full jitter on half the backoff, so replicas retrying together spread out.
-        await sleep(backoff / 2 + Math.random() * (backoff / 2), undefined, { signal }).catch(() => {
-          throw signal.reason as Error;
-        });
-      }
-    }
-  }
-
-  private async post(body: string, signal: AbortSignal, timeout: AbortSignal): Promise<Response> {
-    try {
-      return await fetch(`${this.baseUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: this.headers({ 'content-type': 'application/json' }),
-        body,
-        signal: AbortSignal.any([signal, timeout]),
-      });
-    } catch (error) {
-      throw this.fetchFailure(error, signal, timeout);
-    }
   }
 
   /** `/health` (the suite's LLM), else `/v1/models` (any OpenAI-compatible server). */
   async probe(signal: AbortSignal): Promise<ProbeResult> {
     try {
-      const health = await fetch(`${this.baseUrl}/health`, { headers: this.headers(), signal });
-      const text = await health.text();
+      // Only the caller's signal bounds a probe.
+      const health = await this.http.request({ path: '/health', signal, timeoutMs: Infinity, retries: 0 });
       if (health.status === 401 || health.status === 403)
         return { state: 'unauthorized', detail: this.unauthorizedMessage(health.status) };
       if (health.status === 503) {
         return {
           state: 'not_ready',
-          detail: `the LLM at ${this.displayUrl} is not ready: ${upstreamMessage(text) ?? 'starting'}`,
+          detail: `the LLM at ${this.displayUrl} is not ready: ${upstreamMessage(health.text) ?? 'starting'}`,
         };
       }
       if (!health.ok && health.status !== 404) {
@@ -177,8 +168,7 @@ export class LlmClient implements StreamingChatBackend {
           detail: `the LLM at ${this.displayUrl} answered /health with ${health.status}`,
         };
       }
-      const models = await fetch(`${this.baseUrl}/v1/models`, { headers: this.headers(), signal });
-      const listing = await models.text();
+      const models = await this.http.request({ path: '/v1/models', signal, timeoutMs: Infinity, retries: 0 });
       if (models.status === 401 || models.status === 403)
         return { state: 'unauthorized', detail: this.unauthorizedMessage(models.status) };
       if (!models.ok) {
@@ -187,70 +177,46 @@ export class LlmClient implements StreamingChatBackend {
           detail: `the LLM at ${this.displayUrl} answered /v1/models with ${models.status}`,
         };
       }
-      return { state: 'up', models: modelIds(listing) };
+      return { state: 'up', models: modelIds(models.text) };
     } catch (error) {
+      // A mapped failure keeps the network's error as its cause: its code is the reason.
       return { state: 'down', detail: `the LLM at ${this.displayUrl} is unreachable (${errorCause(error)})` };
     }
-  }
-
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
-    return {
-      accept: 'application/json',
-      ...(this.options.token === undefined ? {} : { authorization: `Bearer ${this.options.token}` }),
-      ...extra,
-    };
   }
 
   private unauthorizedMessage(status: number): string {
     return `the LLM at ${this.displayUrl} refused the token (${status}): set API_TOKEN to the LLM's token`;
   }
 
-  private fetchFailure(error: unknown, signal: AbortSignal, timeout: AbortSignal): Error {
-    if (signal.aborted) return signal.reason as Error;
-    if (timeout.aborted) {
-      return new GatewayTimeoutError(
-        `The LLM at ${this.displayUrl} did not answer within ${this.options.timeoutMs} ms`,
-      );
-    }
-    const cause = errorCause(error);
-    return new RetryableFailure(
-      new ServiceUnavailableError(`The LLM at ${this.displayUrl} is unreachable (${cause})`),
-      'connection',
-    );
-  }
-
-  private statusFailure(res: Response, text: string): Error {
-    const said = upstreamMessage(text);
+  private statusFailure(f: StatusFailure): Error {
+    const said = upstreamMessage(f.text);
     const detail = said === undefined ? '' : `: ${said}`;
-    if (res.status === 401 || res.status === 403)
-      return new BadGatewayError(capitalize(this.unauthorizedMessage(res.status)));
+    if (f.status === 401 || f.status === 403)
+      return new BadGatewayError(capitalize(this.unauthorizedMessage(f.status)));
     // The caller's text (with the prompt around it) is longer than the model's context: the
     // client's to shorten, not a failure of the LLM.
-    if (res.status >= 400 && res.status < 500 && contextOverflow(text)) {
+    if (f.status >= 400 && f.status < 500 && contextOverflow(f.text)) {
       return new BadRequestError(`The text does not fit the LLM's context${detail}`, {
         code: 'context_length_exceeded',
       });
     }
-    if (res.status === 429) {
-      const after = Number(res.headers.get('retry-after') ?? '5');
+    if (f.status === 429) {
+      const after = Number(f.headers['retry-after'] ?? '5');
       return new ServiceUnavailableError(
         `The LLM at ${this.displayUrl} is busy (429)${detail}`,
         Number.isFinite(after) ? after : 5,
       );
     }
-    if (RETRYABLE_STATUS.has(res.status)) {
-      const final =
-        res.status === 503
-          ? new ServiceUnavailableError(`The LLM at ${this.displayUrl} is not available (503)${detail}`)
-          : new BadGatewayError(`The LLM at ${this.displayUrl} failed (${res.status})${detail}`);
-      return new RetryableFailure(final, `status_${res.status}`);
-    }
-    return new BadGatewayError(`The LLM at ${this.displayUrl} refused the request (${res.status})${detail}`);
+    if (f.status === 503)
+      return new ServiceUnavailableError(`The LLM at ${this.displayUrl} is not available (503)${detail}`);
+    if (f.status === 502 || f.status === 504)
+      return new BadGatewayError(`The LLM at ${this.displayUrl} failed (${f.status})${detail}`);
+    return new BadGatewayError(`The LLM at ${this.displayUrl} refused the request (${f.status})${detail}`);
   }
 }
 
-function requestBody(request: CompletionRequest, stream: boolean): string {
-  return JSON.stringify({
+function requestBody(request: CompletionRequest, stream: boolean): Record<string, unknown> {
+  return {
     model: request.model,
     messages: request.messages,
     temperature: request.temperature,
@@ -263,11 +229,7 @@ function requestBody(request: CompletionRequest, stream: boolean): string {
       : { response_format: { type: 'json_schema', json_schema: request.jsonSchema } }),
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
-  });
-}
-
-function unwrapRetryable(error: Error): Error {
-  return error instanceof RetryableFailure ? error.final : error;
+  };
 }
 
 interface ChunkEvent {

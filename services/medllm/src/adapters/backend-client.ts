@@ -2,10 +2,13 @@ import {
   BadGatewayError,
   BadRequestError,
   ClientClosedRequestError,
+  HttpClient,
+  HttpError,
   InternalError,
   errorCause,
-  type HttpError,
+  type KitMetrics,
 } from '@clinicalsuite/kit';
+import type { Registry } from 'prom-client';
 
 /**
  * llama-server's OpenAI-compatible API as the front uses it: `POST /v1/chat/completions`, always
@@ -13,7 +16,8 @@ import {
  * `/apply-template` and `/tokenize` to count a prompt's tokens before it is sent, `/health` for
  * readiness. Failures map onto the spec's codes: the backend unreachable or still loading → 502,
  * its own 400 (bad request) → 400, anything else it answers (a vision-component or out-of-memory
- * failure) → 500 with its message.
+ * failure) → 500 with its message. Calls go through the kit's HttpClient, bounded by the caller's
+ * signal only (a generation takes as long as it takes), never retried (a POST to a model server).
  */
 
 export type BackendPart =
@@ -47,22 +51,56 @@ export type BackendStreamEvent =
 export type HealthState =
   { readonly state: 'ok' } | { readonly state: 'loading' | 'down'; readonly detail: string };
 
+export interface BackendClientOptions {
+  /** The service's metrics, where the calls to llama-server are counted (`upstream="llama_server"`). */
+  readonly metrics?: KitMetrics | Registry | undefined;
+}
+
 interface OpenAiError {
   readonly error?: { readonly message?: string; readonly type?: string; readonly code?: number | string };
 }
 
 export class BackendClient {
-  constructor(readonly baseUrl: string) {}
+  private readonly http: HttpClient;
+
+  constructor(
+    readonly baseUrl: string,
+    options: BackendClientOptions = {},
+  ) {
+    this.http = new HttpClient({
+      name: 'llama_server',
+      baseUrl,
+      label: 'llama-server',
+      timeoutMs: Infinity,
+      headers: {},
+      failures: {
+        unreachable: (f) =>
+          new BadGatewayError(`Backend not ready or stopped: llama-server unreachable (${f.cause})`, {
+            cause: f.error,
+          }),
+        status: (f) => statusError(f.status, f.text),
+        notJson: (path) =>
+          new BadGatewayError(`llama-server answered ${path} with something other than JSON`),
+      },
+      metrics: options.metrics,
+    });
+  }
 
   async health(timeoutMs = 2000): Promise<HealthState> {
     try {
-      const res = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-      const text = await res.text();
+      const res = await this.http.request({
+        path: '/health',
+        timeoutMs,
+        failures: {
+          unreachable: (f) => new HealthFailure(f.cause),
+          timeout: () => new HealthFailure('The operation was aborted due to timeout'),
+        },
+      });
       if (res.ok) return { state: 'ok' };
-      const message = parseError(text) ?? `HTTP ${res.status}`;
+      const message = parseError(res.text) ?? `HTTP ${res.status}`;
       return { state: res.status === 503 ? 'loading' : 'down', detail: message };
     } catch (error) {
-      return { state: 'down', detail: errorCause(error) };
+      return { state: 'down', detail: error instanceof HealthFailure ? error.message : errorCause(error) };
     }
   }
 
@@ -82,93 +120,60 @@ export class BackendClient {
 
   /** Streams the completion; aborting `signal` closes the connection, which stops llama-server's slot. */
   async *stream(request: BackendRequest, signal: AbortSignal): AsyncIterable<BackendStreamEvent> {
-    const res = await this.post(
-      '/v1/chat/completions',
-      { ...request, stream: true, stream_options: { include_usage: true } },
+    const res = await this.http.send({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      json: { ...request, stream: true, stream_options: { include_usage: true } },
       signal,
-    );
+    });
     if (!res.ok) throw statusError(res.status, await res.text());
-    if (res.body === null) throw new BadGatewayError('llama-server answered the stream without a body');
     let finishReason = 'stop';
     let usage: BackendUsage | null = null;
-    let buffer = '';
-    const decoder = new TextDecoder();
     try {
-      for await (const bytes of res.body) {
-        buffer += decoder.decode(bytes as Uint8Array, { stream: true });
-        let end: number;
-        while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-          const data = event
-            .split(/\r?\n/)
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (data === '') continue;
-          if (data === '[DONE]') {
-            yield { type: 'end', finishReason, usage };
-            return;
-          }
-          const chunk = JSON.parse(data) as OpenAiError & {
-            choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
-            usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
-          };
-          if (chunk.error !== undefined) throw statusError(500, data);
-          const choice = chunk.choices?.[0];
-          const content = choice?.delta?.content;
-          if (typeof content === 'string' && content !== '') yield { type: 'delta', text: content };
-          if (typeof choice?.finish_reason === 'string') finishReason = choice.finish_reason;
-          usage = usageOf(chunk.usage) ?? usage;
+      for await (const event of res.events()) {
+        const data = event.data.trim();
+        if (data === '') continue;
+        if (data === '[DONE]') {
+          yield { type: 'end', finishReason, usage };
+          return;
         }
+        const chunk = JSON.parse(data) as OpenAiError & {
+          choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
+          usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+        };
+        if (chunk.error !== undefined) throw statusError(500, data);
+        const choice = chunk.choices?.[0];
+        const content = choice?.delta?.content;
+        if (typeof content === 'string' && content !== '') yield { type: 'delta', text: content };
+        if (typeof choice?.finish_reason === 'string') finishReason = choice.finish_reason;
+        usage = usageOf(chunk.usage) ?? usage;
       }
     } catch (error) {
       throw this.failure(error, signal);
+    } finally {
+      res.cancel();
     }
     throw new BadGatewayError('llama-server ended the stream before [DONE] (the backend stopped)');
   }
 
   private async postJson(path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    const res = await this.post(path, body, signal);
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (error) {
-      throw this.failure(error, signal);
-    }
-    if (!res.ok) throw statusError(res.status, text);
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new BadGatewayError(`llama-server answered ${path} with something other than JSON`);
-    }
+    return this.http.json({ method: 'POST', path, json: body, signal });
   }
 
-  private async post(path: string, body: unknown, signal: AbortSignal): Promise<Response> {
-    try {
-      return await fetch(`${this.baseUrl}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        signal,
-      });
-    } catch (error) {
-      throw this.failure(error, signal);
-    }
-  }
-
+  /** A failure while reading the stream: the caller's abort and catalogue errors as they are. */
   private failure(error: unknown, signal: AbortSignal): Error {
     if (signal.aborted)
       return signal.reason instanceof Error ? signal.reason : new ClientClosedRequestError();
-    if (error instanceof Error && 'status' in error) return error;
+    if (error instanceof HttpError) return error;
     return new BadGatewayError(
       `Backend not ready or stopped: llama-server unreachable (${errorCause(error)})`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
 }
+
+/** Why a health check failed, as its detail. */
+class HealthFailure extends Error {}
 
 function usageOf(
   u: { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined,

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import { withoutTrailingSlashes, type Logger, type Readiness } from '@clinicalsuite/kit';
+import { withoutTrailingSlashes, type KitMetrics, type Logger, type Readiness } from '@clinicalsuite/kit';
+import type { Registry } from 'prom-client';
 import { BackendClient } from './backend-client.js';
 import { BackendPidFile, parentDeathLauncher, type Launcher } from './backend-process.js';
 
@@ -37,6 +38,8 @@ export interface ManagedBackendOptions {
   readonly healthIntervalMs: number;
   /** Called each time the backend is started again after it stopped. */
   readonly onRestart?: () => void;
+  /** The service's metrics, where the calls to llama-server are counted. */
+  readonly metrics?: KitMetrics | Registry | undefined;
   /**
    * util-linux's setpriv (a name on PATH or a path): llama-server is started under
    * `setpriv --pdeathsig KILL` so it dies with the front. Unset, or not working: a plain child,
@@ -97,7 +100,9 @@ export class ManagedBackend {
   start(): void {
     if (this.closed) return;
     if (this.options.externalUrl !== undefined) {
-      this.client = new BackendClient(withoutTrailingSlashes(this.options.externalUrl));
+      this.client = new BackendClient(withoutTrailingSlashes(this.options.externalUrl), {
+        metrics: this.options.metrics,
+      });
       this.setState('starting', `waiting for the backend at ${this.client.baseUrl}`);
       this.schedule(0, () => this.watch());
       return;
@@ -164,7 +169,7 @@ export class ManagedBackend {
     this.child = child;
     const pid = child.pid;
     if (pid !== undefined) this.pidFile?.record(pid, this.options.binary);
-    this.client = new BackendClient(`http://127.0.0.1:${port}`);
+    this.client = new BackendClient(`http://127.0.0.1:${port}`, { metrics: this.options.metrics });
     this.setState('starting', 'llama-server is loading the model and projector');
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) continue;

@@ -9,8 +9,12 @@
  * come first: the title equal to the name ("Cough"), then a title that starts with it and a comma
  * or parenthesis ("Fever, unspecified"), then one that holds it as a phrase; the code search's
  * order (its score) within each group.
+ *
+ * Calls go through the kit's HttpClient (its deadline, the caller's signal, metrics under
+ * `upstream="codesearch"`).
  */
-import { withoutTrailingSlashes } from '@clinicalsuite/kit';
+import { HttpClient, withoutTrailingSlashes, type CallSpec, type KitMetrics } from '@clinicalsuite/kit';
+import type { Registry } from 'prom-client';
 import { foldTerm } from '../extract/text.js';
 
 export interface CodeHit {
@@ -27,6 +31,8 @@ export interface CodeSearchOptions {
   readonly topK: number;
   /** Results asked of the code search before the title-match ordering (default 50). */
   readonly candidates?: number;
+  /** The service's metrics, where the calls are counted. */
+  readonly metrics?: KitMetrics | Registry | undefined;
 }
 
 export class CodeSearchUnavailable extends Error {
@@ -54,9 +60,22 @@ export class CodeSearchClient {
   readonly #titles = new Map<string, string | null>();
   /** Codes already found per query: queries are feature labels, a bounded set. */
   readonly #searches = new Map<string, CodeHit[]>();
+  readonly #http: HttpClient;
 
   constructor(private readonly options: CodeSearchOptions) {
     this.baseUrl = withoutTrailingSlashes(options.baseUrl);
+    this.#http = new HttpClient({
+      name: 'codesearch',
+      baseUrl: this.baseUrl,
+      token: options.token,
+      timeoutMs: options.timeoutMs,
+      failures: {
+        unreachable: (f) => this.#unavailable(f.afterHeaders, messageOf(f.error), f.error),
+        timeout: (f) =>
+          this.#unavailable(f.afterHeaders, `no answer within ${this.options.timeoutMs} ms`, f.error),
+      },
+      metrics: options.metrics,
+    });
   }
 
   /** ICD-10-CM codes for a finding's words, best first. */
@@ -67,11 +86,11 @@ export class CodeSearchClient {
       '/search',
       {
         method: 'POST',
-        body: JSON.stringify({
+        json: {
           query,
           code_types: ['ICD10'],
           top_k: Math.max(this.options.topK, this.options.candidates ?? 50),
-        }),
+        },
       },
       signal,
     )) as SearchBody | null;
@@ -129,54 +148,39 @@ export class CodeSearchClient {
 
   async #request(
     path: string,
-    init: RequestInit,
+    init: Pick<CallSpec, 'method' | 'json'>,
     signal: AbortSignal,
     notFoundIsNull = false,
   ): Promise<unknown> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
-    let res: Response;
-    try {
-      res = await fetch(`${this.baseUrl}${path}`, {
-        ...init,
-        headers: {
-          accept: 'application/json',
-          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(this.options.token === undefined ? {} : { authorization: `Bearer ${this.options.token}` }),
-        },
-        signal: AbortSignal.any([signal, timeout]),
-      });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      const why = timeout.aborted
-        ? `no answer within ${this.options.timeoutMs} ms`
-        : error instanceof Error
-          ? error.cause instanceof Error
-            ? error.cause.message
-            : error.message
-          : String(error);
-      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} is unreachable: ${why}`, {
-        cause: error,
-      });
-    }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} broke off its answer`, {
-        cause: error,
-      });
-    }
+    const res = await this.#http.request({ ...init, path, signal });
     if (notFoundIsNull && res.status === 404) return null;
     if (!res.ok) {
-      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} answered ${res.status}${detail(text)}`);
+      throw new CodeSearchUnavailable(
+        `code search at ${this.#http.baseUrl} answered ${res.status}${detail(this.#http.redact(res.text))}`,
+      );
     }
     try {
-      return JSON.parse(text) as unknown;
+      return JSON.parse(res.text) as unknown;
     } catch {
-      throw new CodeSearchUnavailable(`code search at ${this.baseUrl} answered something other than JSON`);
+      throw new CodeSearchUnavailable(
+        `code search at ${this.#http.baseUrl} answered something other than JSON`,
+      );
     }
   }
+
+  /** Nothing answered, not in time, or the answer broke off. */
+  #unavailable(afterHeaders: boolean, why: string, cause: unknown): CodeSearchUnavailable {
+    return new CodeSearchUnavailable(
+      afterHeaders
+        ? `code search at ${this.#http.baseUrl} broke off its answer`
+        : `code search at ${this.#http.baseUrl} is unreachable: ${why}`,
+      { cause },
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function detail(text: string): string {

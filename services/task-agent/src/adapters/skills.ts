@@ -1,11 +1,20 @@
-import { BadGatewayError, errorCause, loggableUrl, withoutTrailingSlashes } from '@clinicalsuite/kit';
+import {
+  BadGatewayError,
+  HttpClient,
+  errorCause,
+  loggableUrl,
+  withoutTrailingSlashes,
+  type KitMetrics,
+} from '@clinicalsuite/kit';
 import type { ChatBackend } from '@clinicalsuite/kit/llm';
+import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
 
 /**
- * The skills this agent offers, each calling a suite service over HTTP (or the LLM). A skill whose
- * service is not configured is not offered, so the LLM never plans with a tool that cannot work.
+ * The skills this agent offers, each calling a suite service over HTTP (the kit's HttpClient) or the
+ * LLM. A skill whose service is not configured is not offered, so the LLM never plans with a tool
+ * that cannot work.
  */
 
 export interface SkillsConfig {
@@ -21,39 +30,68 @@ export interface SkillsConfig {
   readonly llm: ChatBackend;
   /** The model name sent to the LLM (resolved when the skill runs). */
   readonly model: () => string;
+  /** The service's metrics, where the skills' calls are counted per service. */
+  readonly metrics?: KitMetrics | Registry | undefined;
 }
 
-async function callJson(
-  url: string,
-  init: { method: 'GET' | 'POST'; body?: unknown; token?: string | undefined },
-  ctx: SkillContext,
-  timeoutMs: number,
-): Promise<{ status: number; body: unknown }> {
-  const where = loggableUrl(url);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: init.method,
-      headers: {
-        accept: 'application/json',
-        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(init.token === undefined ? {} : { authorization: `Bearer ${init.token}` }),
-      },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
-    });
-  } catch (error) {
-    ctx.signal.throwIfAborted();
-    throw new BadGatewayError(`${where} did not answer (${errorCause(error)})`);
+/**
+ * One suite service a skill calls: JSON in and out, the skill's deadline and the task's signal. The
+ * client is made on first use, so a URL it cannot take fails the call, not the agent's start.
+ */
+class ServiceCaller {
+  #client: HttpClient | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly baseUrl: string,
+    private readonly timeoutMs: number,
+    private readonly token?: string,
+    private readonly metrics?: KitMetrics | Registry,
+  ) {}
+
+  async call(
+    path: string,
+    init: { method: 'GET' | 'POST'; body?: unknown },
+    ctx: SkillContext,
+  ): Promise<{ status: number; body: unknown }> {
+    let where = loggableUrl(`${withoutTrailingSlashes(this.baseUrl)}${path}`);
+    let text: string;
+    let status: number;
+    try {
+      this.#client ??= new HttpClient({
+        name: this.name,
+        baseUrl: this.baseUrl,
+        token: this.token,
+        timeoutMs: this.timeoutMs,
+        failures: {
+          unreachable: (f) => new BadGatewayError(`${where} did not answer (${f.cause})`),
+          timeout: () =>
+            new BadGatewayError(`${where} did not answer (The operation was aborted due to timeout)`),
+        },
+        metrics: this.metrics,
+      });
+      where = loggableUrl(`${this.#client.baseUrl}${path}`);
+      const res = await this.#client.request({
+        method: init.method,
+        path,
+        ...(init.body === undefined ? {} : { json: init.body }),
+        signal: ctx.signal,
+      });
+      text = res.text;
+      status = res.status;
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      if (error instanceof BadGatewayError) throw error;
+      throw new BadGatewayError(`${where} did not answer (${errorCause(error)})`);
+    }
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status, body };
   }
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { status: res.status, body };
 }
 
 function detailOf(body: unknown): string {
@@ -68,8 +106,9 @@ export function searchMedicalCodesSkill(
   baseUrl: string,
   timeoutMs: number,
   token?: string,
+  metrics?: KitMetrics | Registry,
 ): Skill<{ query: string; top_k: number }> {
-  const url = `${withoutTrailingSlashes(baseUrl)}/search`;
+  const codeSearch = new ServiceCaller('codesearch', baseUrl, timeoutMs, token, metrics);
   return {
     name: 'search_medical_codes',
     description:
@@ -85,11 +124,10 @@ export function searchMedicalCodesSkill(
       top_k: z.number().int().min(1).max(10).describe('How many codes, 1 to 10'),
     }),
     run: async (input, ctx) => {
-      const { status, body } = await callJson(
-        url,
-        { method: 'POST', body: { query: input.query, top_k: input.top_k }, token },
+      const { status, body } = await codeSearch.call(
+        '/search',
+        { method: 'POST', body: { query: input.query, top_k: input.top_k } },
         ctx,
-        timeoutMs,
       );
       if (status !== 200) throw new BadGatewayError(`code search answered ${status}: ${detailOf(body)}`);
       const results =
@@ -104,8 +142,9 @@ export function askReasoningSkill(
   baseUrl: string,
   timeoutMs: number,
   token?: string,
+  metrics?: KitMetrics | Registry,
 ): Skill<{ text: string }> {
-  const url = `${withoutTrailingSlashes(baseUrl)}/api/v1/diagnosis`;
+  const reasoning = new ServiceCaller('reasoning', baseUrl, timeoutMs, token, metrics);
   return {
     name: 'ask_reasoning_engine',
     description:
@@ -115,11 +154,10 @@ export function askReasoningSkill(
       text: z.string().trim().min(1).max(4000).describe('The clinical findings, free text'),
     }),
     run: async (input, ctx) => {
-      const { status, body } = await callJson(
-        url,
-        { method: 'POST', body: { text: input.text }, token },
+      const { status, body } = await reasoning.call(
+        '/api/v1/diagnosis',
+        { method: 'POST', body: { text: input.text } },
         ctx,
-        timeoutMs,
       );
       if (status !== 200)
         throw new BadGatewayError(`the reasoning engine answered ${status}: ${detailOf(body)}`);
@@ -213,21 +251,23 @@ export function summarizeSkill(
 export function checkServiceSkill(
   services: Readonly<Record<string, string>>,
   timeoutMs: number,
+  metrics?: KitMetrics | Registry,
 ): Skill<{ service: string }> {
   const names = Object.keys(services);
+  const callers = new Map(
+    Object.entries(services).map(([name, url]) => [
+      name,
+      new ServiceCaller(name, url, timeoutMs, undefined, metrics),
+    ]),
+  );
   return {
     name: 'check_service',
     description: `Asks a suite service whether it is up and ready (its /health). Services: ${names.join(', ')}.`,
     service: null,
     input: z.object({ service: z.enum(names as [string, ...string[]]).describe('Which service') }),
     run: async (input, ctx) => {
-      const base = services[input.service] ?? '';
-      const { status, body } = await callJson(
-        `${withoutTrailingSlashes(base)}/health`,
-        { method: 'GET' },
-        ctx,
-        timeoutMs,
-      );
+      const caller = callers.get(input.service) ?? new ServiceCaller(input.service, '', timeoutMs);
+      const { status, body } = await caller.call('/health', { method: 'GET' }, ctx);
       const b = body as { status?: unknown; reason?: unknown };
       const said = typeof b.status === 'string' ? b.status : '';
       const reason = typeof b.reason === 'string' ? `: ${b.reason}` : '';
@@ -261,13 +301,16 @@ export function currentTimeSkill(): Skill<{ timezone: string }> {
 /** The skills the configuration allows, in a stable order. */
 export function buildSkills(config: SkillsConfig): AnySkill[] {
   const skills: AnySkill[] = [];
+  const { metrics } = config;
   if (config.codeSearchUrl !== undefined)
-    skills.push(searchMedicalCodesSkill(config.codeSearchUrl, config.timeoutMs, config.codeSearchToken));
+    skills.push(
+      searchMedicalCodesSkill(config.codeSearchUrl, config.timeoutMs, config.codeSearchToken, metrics),
+    );
   if (config.reasoningUrl !== undefined)
-    skills.push(askReasoningSkill(config.reasoningUrl, config.timeoutMs, config.reasoningToken));
+    skills.push(askReasoningSkill(config.reasoningUrl, config.timeoutMs, config.reasoningToken, metrics));
   skills.push(summarizeSkill(config.llm, config.model));
   if (Object.keys(config.services).length > 0)
-    skills.push(checkServiceSkill(config.services, config.timeoutMs));
+    skills.push(checkServiceSkill(config.services, config.timeoutMs, metrics));
   skills.push(currentTimeSkill());
   return skills;
 }

@@ -5,6 +5,7 @@ import {
   ConflictError,
   errorCause,
   GatewayTimeoutError,
+  HttpClient,
   loggableUrl,
   NotFoundError,
   PayloadTooLargeError,
@@ -13,8 +14,11 @@ import {
   ValidationError,
   type FieldIssue,
   type HttpError,
+  type KitMetrics,
+  type OutboundResult,
   withoutTrailingSlashes,
 } from '@clinicalsuite/kit';
+import type { Registry } from 'prom-client';
 import type {
   LogsBody,
   RunsBody,
@@ -40,7 +44,8 @@ import type { TaskStatus } from '../schemas/actions.js';
  * task, 409 already finished, 422 fields), and its 503 (its LLM is down) with its reason; a refused
  * token or a 5xx is a 502 naming the agent; a connection failure is an AgentUnavailableError,
  * which the proxy turns into an answer from the store (reads) or a clear refusal; no answer within
- * the deadline is an AgentTimeoutError (a 504: the agent is slow, not gone).
+ * the deadline is an AgentTimeoutError (a 504: the agent is slow, not gone). Calls go through the
+ * kit's HttpClient and are never retried (a write may have been done).
  */
 
 export interface AgentClientOptions {
@@ -52,22 +57,14 @@ export interface AgentClientOptions {
   readonly chatTimeoutMs: number;
   /** Every call's outcome, for metrics (`operation` is a fixed name, never an id). */
   readonly onCall?: (operation: string, outcome: CallOutcome, seconds: number) => void;
+  /** The service's metrics, where the exchanges are counted (`upstream="task_agent"`). */
+  readonly metrics?: KitMetrics | Registry | undefined;
 }
 
 export type CallOutcome = 'ok' | 'client_error' | 'upstream_error' | 'unavailable' | 'timeout' | 'aborted';
 
 export type ProbeResult =
   { readonly state: 'online' } | { readonly state: 'offline'; readonly detail: string };
-
-/** Connection failures that prove the request never reached the agent. */
-const NOT_DELIVERED = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-]);
 
 interface CallSpec {
   readonly operation: string;
@@ -82,9 +79,30 @@ export class AgentClient implements AgentBackend {
   /** The URL without credentials or query, for messages and logs. */
   readonly displayUrl: string;
 
+  private readonly http: HttpClient;
+
   constructor(private readonly options: AgentClientOptions) {
     this.baseUrl = withoutTrailingSlashes(options.baseUrl);
     this.displayUrl = loggableUrl(this.baseUrl).replace(/\/\/[^@/]*@/, '//');
+    this.http = new HttpClient({
+      name: 'task_agent',
+      baseUrl: this.baseUrl,
+      label: `The task agent at ${this.displayUrl}`,
+      token: options.token,
+      timeoutMs: options.timeoutMs,
+      failures: {
+        // The request never reached the agent unless the connection was made.
+        unreachable: (f) =>
+          new AgentUnavailableError(
+            `the task agent at ${this.displayUrl} is unreachable (${f.cause})`,
+            f.delivered,
+            {
+              cause: f.error,
+            },
+          ),
+      },
+      metrics: options.metrics,
+    });
   }
 
   async listTasks(
@@ -218,10 +236,10 @@ export class AgentClient implements AgentBackend {
   /** The agent's `/health`: online only when it answers 200. */
   async probe(signal: AbortSignal): Promise<ProbeResult> {
     try {
-      const res = await fetch(`${this.baseUrl}/health`, { headers: { accept: 'application/json' }, signal });
-      const text = await res.text();
+      // Only the caller's signal bounds a probe.
+      const res = await this.http.request({ path: '/health', signal, timeoutMs: Infinity });
       if (res.status === 200) return { state: 'online' };
-      const said = agentMessage(text);
+      const said = agentMessage(this.http.redact(res.text));
       return {
         state: 'offline',
         detail: `the task agent at ${this.displayUrl} answered /health with ${res.status}${said === undefined ? '' : `: ${said}`}`,
@@ -232,9 +250,10 @@ export class AgentClient implements AgentBackend {
           state: 'offline',
           detail: `the task agent at ${this.displayUrl} did not answer /health in time`,
         };
+      const cause = error instanceof AgentUnavailableError ? errorCause(error.cause) : errorCause(error);
       return {
         state: 'offline',
-        detail: `the task agent at ${this.displayUrl} is unreachable (${errorCause(error)})`,
+        detail: `the task agent at ${this.displayUrl} is unreachable (${cause})`,
       };
     }
   }
@@ -262,49 +281,33 @@ export class AgentClient implements AgentBackend {
 
   private async send(spec: CallSpec, signal: AbortSignal): Promise<unknown> {
     const timeoutMs = spec.timeoutMs ?? this.options.timeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(`${this.baseUrl}${spec.path}`, {
-        method: spec.method,
-        headers: {
-          accept: 'application/json',
-          ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(this.options.token === undefined ? {} : { authorization: `Bearer ${this.options.token}` }),
-        },
-        ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
-        signal: AbortSignal.any([signal, timeout]),
-      });
-      text = await res.text();
-    } catch (error) {
-      if (signal.aborted) throw signal.reason as Error;
-      if (timeout.aborted) {
-        throw new AgentTimeoutError(
-          `the task agent at ${this.displayUrl} did not answer within ${timeoutMs} ms (${spec.operation === 'chat' ? 'TASK_AGENT_CHAT_TIMEOUT_MS' : 'TASK_AGENT_TIMEOUT_MS'})`,
-          { cause: error },
-        );
-      }
-      const cause = errorCause(error);
-      throw new AgentUnavailableError(
-        `the task agent at ${this.displayUrl} is unreachable (${cause})`,
-        !NOT_DELIVERED.has(cause),
-        { cause: error },
-      );
-    }
+    const res = await this.http.request({
+      method: spec.method,
+      path: spec.path,
+      ...(spec.body === undefined ? {} : { json: spec.body }),
+      signal,
+      timeoutMs,
+      failures: {
+        timeout: (f) =>
+          new AgentTimeoutError(
+            `the task agent at ${this.displayUrl} did not answer within ${timeoutMs} ms (${spec.operation === 'chat' ? 'TASK_AGENT_CHAT_TIMEOUT_MS' : 'TASK_AGENT_TIMEOUT_MS'})`,
+            { cause: f.error },
+          ),
+      },
+    });
     if (res.ok) {
       try {
-        return JSON.parse(text) as unknown;
+        return JSON.parse(res.text) as unknown;
       } catch {
         throw new BadGatewayError(
           `The task agent at ${this.displayUrl} answered with something other than JSON`,
         );
       }
     }
-    throw this.statusFailure(res, text);
+    throw this.statusFailure(res, this.http.redact(res.text));
   }
 
-  private statusFailure(res: Response, text: string): Error {
+  private statusFailure(res: OutboundResult, text: string): Error {
     const said = agentMessage(text) ?? `status ${res.status}`;
     switch (res.status) {
       case 400:
@@ -327,12 +330,12 @@ export class AgentClient implements AgentBackend {
         return issues === undefined ? new BadRequestError(said) : new ValidationError(issues);
       }
       case 429: {
-        const after = Number(res.headers.get('retry-after') ?? '5');
+        const after = Number(res.headers['retry-after'] ?? '5');
         return new TooManyRequestsError(said, Number.isFinite(after) ? after : 5);
       }
       case 503: {
         // The agent is up but cannot do this now (its LLM is down, it is shutting down): its reason.
-        const after = Number(res.headers.get('retry-after') ?? '5');
+        const after = Number(res.headers['retry-after'] ?? '5');
         return new AgentNotReadyError(
           `The task agent at ${this.displayUrl} is not available (503): ${said}`,
           Number.isFinite(after) ? after : 5,

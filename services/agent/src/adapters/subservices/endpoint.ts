@@ -3,6 +3,7 @@ import {
   BadGatewayError,
   BadRequestError,
   ConflictError,
+  HttpClient,
   NotFoundError,
   PayloadTooLargeError,
   ServiceUnavailableError,
@@ -12,8 +13,7 @@ import {
   type FieldIssue,
   type HttpError,
   type Logger,
-  errorCause,
-  withoutTrailingSlashes,
+  type OutboundResult,
 } from '@clinicalsuite/kit';
 import type { z } from 'zod';
 import type { SubserviceId } from '../../domain/subservices.js';
@@ -21,7 +21,7 @@ import type { AgentMetrics, SubserviceOutcome } from '../../metrics.js';
 import { SUBSERVICE_CATALOGUE, label } from './catalogue.js';
 
 /**
- * One sub-service over HTTP with Node's fetch: every call has a deadline (AGENT_SUBSERVICE_TIMEOUT_MS)
+ * One sub-service over the kit's HttpClient: every call has a deadline (AGENT_SUBSERVICE_TIMEOUT_MS)
  * and stops when the agent's request is aborted (client gone, the agent's own deadline), so a
  * sub-service can slow the agent down but never hang it. Failures become the kit's catalogue errors,
  * each naming the sub-service:
@@ -37,7 +37,8 @@ import { SUBSERVICE_CATALOGUE, label } from './catalogue.js';
  *   means the agent's credentials for it are wrong: 502.
  *
  * Metrics: `agent_subservice_requests_total{subservice,outcome}` and
- * `agent_subservice_request_duration_seconds{subservice}` for every call that was attempted. Logs
+ * `agent_subservice_request_duration_seconds{subservice}` for every call that was attempted (and
+ * the kit's `http_client_*` for every exchange, health checks included). Logs
  * carry the sub-service, status, outcome and time, never the bodies (clinical data).
  */
 
@@ -75,8 +76,7 @@ export class SubserviceEndpoint {
   readonly id: SubserviceId;
   /** The base URL without credentials, for messages, logs and /status; null when not configured. */
   readonly displayUrl: string | null;
-  private readonly baseUrl: string | null;
-  private readonly authorization: string | undefined;
+  private readonly http: HttpClient | null;
 
   constructor(
     id: SubserviceId,
@@ -85,30 +85,29 @@ export class SubserviceEndpoint {
   ) {
     this.id = id;
     if (url === undefined) {
-      this.baseUrl = null;
+      this.http = null;
       this.displayUrl = null;
       return;
     }
-    // fetch refuses URLs with credentials: a `user:token@` part becomes a bearer token instead.
-    const parsed = new URL(url);
-    const secret = decodeURIComponent(parsed.password !== '' ? parsed.password : parsed.username);
-    const token = deps.token ?? secret;
-    this.authorization = token === '' ? undefined : `Bearer ${token}`;
-    parsed.username = '';
-    parsed.password = '';
-    parsed.search = '';
-    parsed.hash = '';
-    this.baseUrl = withoutTrailingSlashes(parsed.toString());
-    this.displayUrl = this.baseUrl;
+    // A `user:token@` part of the URL is the bearer token when none is given.
+    this.http = new HttpClient({
+      name: id,
+      baseUrl: url,
+      label: capital(label(id)),
+      ...(deps.token === undefined ? {} : { token: deps.token }),
+      timeoutMs: deps.timeoutMs,
+      metrics: deps.metrics.registry,
+    });
+    this.displayUrl = this.http.baseUrl;
   }
 
   get configured(): boolean {
-    return this.baseUrl !== null;
+    return this.http !== null;
   }
 
   /** Throws (and counts) the 503 naming the variable when the sub-service is not configured. */
   ensureConfigured(): void {
-    if (this.baseUrl !== null) return;
+    if (this.http !== null) return;
     this.deps.metrics.subserviceRequests.inc({ subservice: this.id, outcome: 'not_configured' });
     throw notConfigured(this.id);
   }
@@ -124,9 +123,8 @@ export class SubserviceEndpoint {
   ): Promise<z.output<S>> {
     const { metrics } = this.deps;
     this.ensureConfigured();
+    const http = this.http as HttpClient;
     const started = performance.now();
-    const timeout = AbortSignal.timeout(this.deps.timeoutMs);
-    const both = AbortSignal.any([signal, timeout]);
     const finish = (outcome: SubserviceOutcome, status: number | null): void => {
       const seconds = (performance.now() - started) / 1000;
       metrics.subserviceRequests.inc({ subservice: this.id, outcome });
@@ -144,40 +142,43 @@ export class SubserviceEndpoint {
         this.deps.logger.warn(line, 'sub-service call failed');
       }
     };
-    let res: Response;
-    let text: string;
+    let failed: SubserviceOutcome = 'unavailable';
+    let res: OutboundResult;
     try {
-      res = await fetch(`${this.baseUrl ?? ''}${request.path}`, {
+      res = await http.request({
         method: request.method,
-        headers: this.headers(request.body),
-        ...(request.body === undefined ? {} : { body: encodeBody(request.body) }),
-        signal: both,
+        path: request.path,
+        ...(request.body === undefined
+          ? {}
+          : request.body instanceof FormData
+            ? { body: request.body }
+            : { json: request.body }),
+        signal,
+        failures: {
+          timeout: () => {
+            failed = 'timeout';
+            return new BadGatewayError(
+              `${capital(label(this.id))} timed out: no answer within ${this.deps.timeoutMs} ms (AGENT_SUBSERVICE_TIMEOUT_MS)`,
+            );
+          },
+          unreachable: (f) =>
+            new BadGatewayError(
+              `${capital(label(this.id))} at ${this.displayUrl ?? ''} is unreachable (${f.cause})`,
+            ),
+        },
       });
-      text = await res.text();
     } catch (error) {
-      if (signal.aborted) {
-        finish('aborted', null);
-        throw signal.reason as Error;
-      }
-      if (timeout.aborted) {
-        finish('timeout', null);
-        throw new BadGatewayError(
-          `${capital(label(this.id))} timed out: no answer within ${this.deps.timeoutMs} ms (AGENT_SUBSERVICE_TIMEOUT_MS)`,
-        );
-      }
-      finish('unavailable', null);
-      throw new BadGatewayError(
-        `${capital(label(this.id))} at ${this.displayUrl ?? ''} is unreachable (${errorCause(error)})`,
-      );
+      finish(signal.aborted ? 'aborted' : failed, null);
+      throw error;
     }
     if (!res.ok) {
-      const failure = this.statusFailure(res, text);
+      const failure = this.statusFailure(res, http.redact(res.text));
       finish(res.status === 503 ? 'unavailable' : res.status === 504 ? 'timeout' : 'error', res.status);
       throw failure;
     }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(res.text);
     } catch {
       finish('error', res.status);
       throw new BadGatewayError(
@@ -200,7 +201,7 @@ export class SubserviceEndpoint {
   /** GET /health within `timeoutMs`: up (2xx), not_ready (503, with its reason) or down. Never throws. */
   async health(signal: AbortSignal, timeoutMs: number): Promise<SubserviceHealth> {
     const base = { id: this.id, name: SUBSERVICE_CATALOGUE[this.id].name, url: this.displayUrl };
-    if (this.baseUrl === null) {
+    if (this.http === null) {
       return {
         ...base,
         state: 'not_configured',
@@ -209,17 +210,21 @@ export class SubserviceEndpoint {
       };
     }
     const started = performance.now();
-    const timeout = AbortSignal.timeout(timeoutMs);
     const elapsed = (): number => Math.round((performance.now() - started) * 10) / 10;
     try {
-      const res = await fetch(`${this.baseUrl}/health`, {
-        headers: this.headers(undefined),
-        signal: AbortSignal.any([signal, timeout]),
+      const res = await this.http.request({
+        path: '/health',
+        signal,
+        timeoutMs,
+        retries: 0,
+        failures: {
+          timeout: () => new HealthFailure(`no answer within ${timeoutMs} ms (AGENT_STATUS_TIMEOUT_MS)`),
+          unreachable: (f) => new HealthFailure(`unreachable (${f.cause})`),
+        },
       });
-      const text = await res.text();
       const latency = elapsed();
       if (res.ok) return { ...base, state: 'up', latency_ms: latency, detail: null };
-      const said = messageOf(text)?.message;
+      const said = messageOf(this.http.redact(res.text))?.message;
       if (res.status === 503) {
         return { ...base, state: 'not_ready', latency_ms: latency, detail: said ?? 'not ready (503)' };
       }
@@ -235,29 +240,17 @@ export class SubserviceEndpoint {
       };
     } catch (error) {
       const latency = elapsed();
-      const detail = timeout.aborted
-        ? `no answer within ${timeoutMs} ms (AGENT_STATUS_TIMEOUT_MS)`
-        : signal.aborted
-          ? 'check cancelled'
-          : `unreachable (${errorCause(error)})`;
+      const detail = error instanceof HealthFailure ? error.message : 'check cancelled';
       return { ...base, state: 'down', latency_ms: latency, detail };
     }
   }
 
-  private headers(body: unknown): Record<string, string> {
-    return {
-      accept: 'application/json',
-      ...(body === undefined || body instanceof FormData ? {} : { 'content-type': 'application/json' }),
-      ...(this.authorization === undefined ? {} : { authorization: this.authorization }),
-    };
-  }
-
-  private statusFailure(res: Response, text: string): HttpError {
+  private statusFailure(res: OutboundResult, text: string): HttpError {
     const said = messageOf(text);
     const message = said?.message ?? `no message (${res.status})`;
     const prefixed = `${this.id}: ${message}`;
     const who = capital(label(this.id));
-    const retryAfter = Number(res.headers.get('retry-after') ?? '5');
+    const retryAfter = Number(res.headers['retry-after'] ?? '5');
     const after = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 5;
     switch (res.status) {
       case 400:
@@ -305,9 +298,8 @@ export function notConfigured(id: SubserviceId): ServiceUnavailableError {
   );
 }
 
-function encodeBody(body: unknown): FormData | string {
-  return body instanceof FormData ? body : JSON.stringify(body);
-}
+/** Why a health check found the sub-service down, as its detail. */
+class HealthFailure extends Error {}
 
 /**
  * The message of an error body in the suite's shapes: `{detail: string}`, `{detail: [{loc, msg,

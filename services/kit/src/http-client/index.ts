@@ -1,0 +1,26 @@
+export {
+  HttpClient,
+  OutboundResponse,
+  type CallSpec,
+  type HttpClientOptions,
+  type OutboundMethod,
+  type OutboundResult,
+  type RetryPolicy,
+} from './client.js';
+export { CallDeadline } from './deadline.js';
+export {
+  DEFAULT_FAILURES,
+  fieldIssues,
+  retryAfterMs,
+  upstreamDetail,
+  type FailureMapping,
+  type StatusFailure,
+  type TransportFailure,
+} from './failures.js';
+export {
+  OUTBOUND_METRIC_NAMES,
+  outboundMetrics,
+  type OutboundMetrics,
+  type OutboundOutcome,
+} from './metrics.js';
+export { DEFAULT_MAX_EVENT_CHARS, parseEventStream, type SseEvent, type SseParseOptions } from './sse.js';
