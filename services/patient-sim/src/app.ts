@@ -70,6 +70,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
   );
   const llm = new LlmClient({
     baseUrl: config.LLM_URL,
+    metrics: kit.metrics,
     ...(config.API_TOKEN === undefined ? {} : { token: config.API_TOKEN }),
     timeoutMs: config.PATIENT_SIM_LLM_TIMEOUT_MS,
     retries: config.PATIENT_SIM_LLM_RETRIES,

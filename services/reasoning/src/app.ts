@@ -65,6 +65,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
         ? null
         : new LlmClient({
             baseUrl: config.LLM_URL,
+            metrics: kit.metrics,
             ...(config.API_TOKEN === undefined ? {} : { token: config.API_TOKEN }),
             timeoutMs: config.REASONING_LLM_TIMEOUT_MS,
             retries: config.REASONING_LLM_RETRIES,
@@ -75,6 +76,7 @@ export function buildReasoningApp(deps: ReasoningDeps): ReasoningService {
       ? null
       : new CodeSearchClient({
           baseUrl: config.CODE_SEARCH_URL,
+          metrics: kit.metrics,
           ...(config.CODE_SEARCH_API_TOKEN === undefined ? {} : { token: config.CODE_SEARCH_API_TOKEN }),
           timeoutMs: config.REASONING_CODE_SEARCH_TIMEOUT_MS,
           topK: config.REASONING_CODE_SEARCH_TOP_K,

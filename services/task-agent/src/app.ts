@@ -78,6 +78,7 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
   });
   const llm = new LlmClient({
     baseUrl: config.LLM_URL,
+    metrics: kit.metrics,
     ...(config.API_TOKEN === undefined ? {} : { token: config.API_TOKEN }),
     timeoutMs: config.TASK_AGENT_LLM_TIMEOUT_MS,
     retries: config.TASK_AGENT_LLM_RETRIES,
@@ -103,6 +104,7 @@ export function buildTaskAgentApp(deps: TaskAgentDeps): TaskAgentService {
     timeoutMs: config.TASK_AGENT_SKILL_TIMEOUT_MS,
     llm,
     model,
+    metrics: kit.metrics,
   });
   const problems = validateSkills(skills);
   if (problems.length > 0) throw new ConfigError(problems);

@@ -92,6 +92,7 @@ export function buildTaskProxyApp(deps: TaskProxyDeps): TaskProxyService {
   });
   const agent = new AgentClient({
     baseUrl: config.TASK_AGENT_URL,
+    metrics: kit.metrics,
     token: config.TASK_AGENT_API_TOKEN,
     timeoutMs: config.TASK_AGENT_TIMEOUT_MS,
     chatTimeoutMs: config.TASK_AGENT_CHAT_TIMEOUT_MS,
