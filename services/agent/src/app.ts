@@ -11,8 +11,6 @@ import { SessionStore } from './domain/sessions.js';
 import { createAgentMetrics } from './metrics.js';
 import { conversationRoutes } from './routes/conversation.js';
 import { agentHealthRoute, rootRoute } from './routes/info.js';
-import type { IntentActions } from './routes/actions.js';
-import { buildIntentActions, faceAction } from './routes/intent-actions.js';
 import { openAiRoutes } from './routes/openai.js';
 import { pipelineRoutes } from './routes/pipelines.js';
 import { runMultipartRoute } from './routes/run-multipart.js';
@@ -21,7 +19,8 @@ import { sessionRoutes } from './routes/sessions.js';
 import { shellRoute } from './routes/shell.js';
 import { capabilitiesRoute, statusRoute } from './routes/status.js';
 import { subserviceRoutes } from './routes/subservices.js';
-import { attachChatSocket, type ChatSocket } from './routes/ws.js';
+import { chatSocket, type ChatSocket } from './routes/ws.js';
+import { createUseCases, type AgentUseCases } from './use-cases/index.js';
 
 export const SERVICE = 'agent';
 export const VERSION = '0.1.0';
@@ -81,7 +80,7 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
         upstreams: UpstreamPool;
         subservices: SubserviceClients;
         shell: Shell;
-        actions: IntentActions;
+        useCases: AgentUseCases;
       }
     | undefined;
   let sessions: SessionStore | undefined;
@@ -154,15 +153,29 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
       };
       const subservices = createSubservices(config, { metrics, logger });
       const shell = createShell(config, { router: pool, logger, metrics });
-      const actions = buildIntentActions(subservices, shell);
-      parts = { runtime, upstreams: pool, subservices, shell, actions };
+      const useCases = createUseCases({
+        config,
+        version: VERSION,
+        router: pool,
+        upstreams: pool,
+        sessions,
+        intents: runtime.intents,
+        subservices,
+        shell,
+        metrics,
+        now,
+        newSessionId: runtime.newSessionId,
+        startedAt,
+      });
+      parts = { runtime, upstreams: pool, subservices, shell, useCases };
+      const ctx = { config, version: VERSION, readiness, useCases };
       return [
         rootRoute(runtime),
         agentHealthRoute(runtime),
         capabilitiesRoute(runtime),
         statusRoute(runtime, subservices),
-        ...conversationRoutes(runtime, actions),
-        runMultipartRoute(runtime, subservices, actions, faceAction(subservices)),
+        ...conversationRoutes(ctx),
+        runMultipartRoute(ctx),
         ...openAiRoutes(runtime),
         ...subserviceRoutes(runtime, subservices),
         ...pipelineRoutes(runtime, subservices),
@@ -172,7 +185,7 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
     },
   });
   if (parts === undefined || sessions === undefined) throw new Error('buildApp did not build the routes');
-  const { runtime, upstreams, subservices, shell, actions } = parts;
+  const { runtime, upstreams, subservices, shell, useCases } = parts;
   const store = sessions;
   let sweeper: NodeJS.Timeout | undefined;
   let socket: ChatSocket | undefined;
@@ -188,7 +201,17 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
       sweeper.unref();
     },
     attach: (server) => {
-      socket = attachChatSocket(server, { rt: runtime, auth, actions, scopes: [AGENT_SCOPE] });
+      socket = chatSocket({
+        config,
+        auth,
+        scopes: [AGENT_SCOPE],
+        readiness,
+        gate: runtime.gate,
+        metrics: runtime.metrics,
+        logger,
+        message: useCases.message,
+      });
+      socket.attach(server);
     },
     close: () => {
       socket?.close();

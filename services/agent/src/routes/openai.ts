@@ -13,7 +13,7 @@ import type { ChatMessage, LlmCall, UpstreamId } from '../domain/types.js';
 import { UPSTREAM_IDS } from '../domain/types.js';
 import { ChatCompletionRequestSchema, ChatRawRequestSchema, ChatRawResponseSchema } from '../schemas/api.js';
 import type { AgentRuntime } from './runtime.js';
-import { usageBody } from './turns.js';
+import { usageBody } from '../use-cases/turn.js';
 
 /**
  * The OpenAI-compatible face of the agent: `/v1/models` lists the three LLM identifiers,
