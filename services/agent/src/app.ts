@@ -177,8 +177,8 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
         ...conversationRoutes(ctx),
         runMultipartRoute(ctx),
         ...openAiRoutes(runtime),
-        ...subserviceRoutes(runtime, subservices),
-        ...pipelineRoutes(runtime, subservices),
+        ...subserviceRoutes(ctx),
+        ...pipelineRoutes(ctx),
         shellRoute(runtime, shell),
         ...sessionRoutes(runtime),
       ];

@@ -1,9 +1,19 @@
+import { audioFullConsultUseCase } from './audio-full-consult.js';
+import { audioToDiagnosisUseCase } from './audio-to-diagnosis.js';
+import { codeSearchUseCase } from './code-search.js';
+import { documentOcrUseCase } from './document-ocr.js';
+import { faceRecognitionUseCase } from './face-recognition.js';
 import { fixedTurnUseCase } from './fixed-turn.js';
+import { imageFullAnalysisUseCase } from './image-full-analysis.js';
+import { imageToCodesUseCase } from './image-to-codes.js';
 import { faceAction, intentActions } from './intent-actions.js';
 import { messageUseCase } from './message.js';
 import { messageWithFileUseCase } from './message-with-file.js';
+import { patientTalkUseCase } from './patient-talk.js';
 import type { UseCaseDeps } from './ports.js';
+import { speechUseCase } from './speech.js';
 import { summaryUseCase } from './summary.js';
+import { transcriptionUseCase } from './transcription.js';
 import { translationUseCase } from './translation.js';
 
 export type { Call, Transport, UseCaseDeps } from './ports.js';
@@ -17,6 +27,18 @@ export function createUseCases(deps: UseCaseDeps) {
     fixedTurn: fixedTurnUseCase(deps),
     translate: translationUseCase(deps),
     summarize: summaryUseCase(deps),
+    transcribe: transcriptionUseCase(deps),
+    readDocument: documentOcrUseCase(deps),
+    recognizeFaces: faceRecognitionUseCase(deps),
+    speak: speechUseCase(deps),
+    searchCodes: codeSearchUseCase(deps),
+    talkToPatient: patientTalkUseCase(deps),
+    pipelines: {
+      audioToDiagnosis: audioToDiagnosisUseCase(deps),
+      audioFullConsult: audioFullConsultUseCase(deps),
+      imageToCodes: imageToCodesUseCase(deps),
+      imageFullAnalysis: imageFullAnalysisUseCase(deps),
+    },
   };
 }
 
