@@ -9,17 +9,8 @@ import type { AgentConfig } from './config.js';
 import { IntentDetector } from './domain/intent/index.js';
 import { SessionStore } from './domain/sessions.js';
 import { createAgentMetrics } from './metrics.js';
-import { conversationRoutes } from './routes/conversation.js';
-import { agentHealthRoute, rootRoute } from './routes/info.js';
-import { openAiRoutes } from './routes/openai.js';
-import { pipelineRoutes } from './routes/pipelines.js';
-import { runMultipartRoute } from './routes/run-multipart.js';
+import { agentRoutes, chatSocket, type ChatSocket } from './routes/index.js';
 import type { AgentRuntime } from './routes/runtime.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { shellRoute } from './routes/shell.js';
-import { capabilitiesRoute, statusRoute } from './routes/status.js';
-import { subserviceRoutes } from './routes/subservices.js';
-import { chatSocket, type ChatSocket } from './routes/ws.js';
 import { createUseCases, type AgentUseCases } from './use-cases/index.js';
 
 export const SERVICE = 'agent';
@@ -163,25 +154,14 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
         subservices,
         shell,
         metrics,
+        gate,
         now,
         newSessionId: runtime.newSessionId,
         startedAt,
       });
       parts = { runtime, upstreams: pool, subservices, shell, useCases };
       const ctx = { config, version: VERSION, readiness, useCases };
-      return [
-        rootRoute(runtime),
-        agentHealthRoute(runtime),
-        capabilitiesRoute(runtime),
-        statusRoute(runtime, subservices),
-        ...conversationRoutes(ctx),
-        runMultipartRoute(ctx),
-        ...openAiRoutes(runtime),
-        ...subserviceRoutes(ctx),
-        ...pipelineRoutes(ctx),
-        shellRoute(runtime, shell),
-        ...sessionRoutes(runtime),
-      ];
+      return agentRoutes(ctx);
     },
   });
   if (parts === undefined || sessions === undefined) throw new Error('buildApp did not build the routes');

@@ -1,6 +1,6 @@
 import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { HealthSchema, RootSchema } from '../schemas/api.js';
-import type { AgentRuntime } from './runtime.js';
+import type { RoutesContext } from './context.js';
 
 /** `/` and `/health`, both without a token (spec, Authentication). */
 
@@ -39,7 +39,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /docs': 'Interactive API documentation',
 };
 
-export function rootRoute(rt: AgentRuntime): AnyRoute {
+export function rootRoute({ config, version, readiness }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/',
@@ -49,9 +49,9 @@ export function rootRoute(rt: AgentRuntime): AnyRoute {
     response: RootSchema,
     handler: ({ req }) => ({
       service: 'ai_agent' as const,
-      version: rt.version,
-      port: req.socket.localPort ?? rt.config.PORT,
-      status: rt.readiness.ready ? ('ready' as const) : ('not_ready' as const),
+      version,
+      port: req.socket.localPort ?? config.PORT,
+      status: readiness.ready ? ('ready' as const) : ('not_ready' as const),
       docs: '/docs',
       openapi: '/openapi.json',
       endpoints: ENDPOINTS,
@@ -59,17 +59,17 @@ export function rootRoute(rt: AgentRuntime): AnyRoute {
   });
 }
 
-export function agentHealthRoute(rt: AgentRuntime): AnyRoute {
+export function agentHealthRoute({ config, version, readiness, useCases }: RoutesContext): AnyRoute {
   return healthRoute({
-    readiness: rt.readiness,
+    readiness,
     schema: HealthSchema,
     auth: false,
     body: (ready, reason, req) => ({
       status: ready ? ('healthy' as const) : ('unhealthy' as const),
       service: 'ai_agent' as const,
-      port: req.socket.localPort ?? rt.config.PORT,
-      version: rt.version,
-      llms: rt.upstreams.statuses().map((u) => ({ id: u.id, state: u.state, cooling_down: u.cooling_down })),
+      port: req.socket.localPort ?? config.PORT,
+      version,
+      llms: useCases.status.llmStates(),
       ...(ready || reason === undefined ? {} : { reason }),
     }),
   });

@@ -1,5 +1,7 @@
 import { audioFullConsultUseCase } from './audio-full-consult.js';
 import { audioToDiagnosisUseCase } from './audio-to-diagnosis.js';
+import { capabilitiesUseCase } from './capabilities.js';
+import { chatCompletionUseCase } from './chat-completion.js';
 import { codeSearchUseCase } from './code-search.js';
 import { documentOcrUseCase } from './document-ocr.js';
 import { faceRecognitionUseCase } from './face-recognition.js';
@@ -9,9 +11,14 @@ import { imageToCodesUseCase } from './image-to-codes.js';
 import { faceAction, intentActions } from './intent-actions.js';
 import { messageUseCase } from './message.js';
 import { messageWithFileUseCase } from './message-with-file.js';
+import { modelsUseCase } from './models.js';
 import { patientTalkUseCase } from './patient-talk.js';
 import type { UseCaseDeps } from './ports.js';
+import { rawChatUseCase } from './raw-chat.js';
+import { sessionsUseCase } from './sessions.js';
+import { shellCommandUseCase } from './shell-command.js';
 import { speechUseCase } from './speech.js';
+import { statusUseCase } from './status.js';
 import { summaryUseCase } from './summary.js';
 import { transcriptionUseCase } from './transcription.js';
 import { translationUseCase } from './translation.js';
@@ -39,6 +46,13 @@ export function createUseCases(deps: UseCaseDeps) {
       imageToCodes: imageToCodesUseCase(deps),
       imageFullAnalysis: imageFullAnalysisUseCase(deps),
     },
+    chatCompletion: chatCompletionUseCase(deps),
+    rawChat: rawChatUseCase(deps),
+    models: modelsUseCase(deps),
+    shellCommand: shellCommandUseCase(deps),
+    sessions: sessionsUseCase(deps),
+    status: statusUseCase(deps),
+    capabilities: capabilitiesUseCase(deps),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@clinicalsuite/kit';
+import type { ConcurrencyGate, Logger } from '@clinicalsuite/kit';
 import type { UpstreamStatus } from '../adapters/upstream-pool.js';
 import type { SubserviceHealth } from '../adapters/subservices/index.js';
 import type { AgentConfig } from '../config.js';
@@ -67,6 +67,8 @@ export interface UseCaseDeps {
   readonly subservices: SubservicePort;
   readonly shell: ShellPort;
   readonly metrics: AgentMetrics;
+  /** The kit's concurrency gate, which the status report shows. */
+  readonly gate: Pick<ConcurrencyGate, 'limit' | 'running' | 'waiting' | 'queueSize'>;
   /** Epoch ms (sessions' TTL, timestamps). */
   readonly now: () => number;
   readonly newSessionId: () => string;
