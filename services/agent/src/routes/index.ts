@@ -11,6 +11,7 @@ import { capabilitiesRoute, statusRoute } from './status.js';
 import { subserviceRoutes } from './subservices.js';
 
 export type { RoutesContext } from './context.js';
+export { API_INFO } from './info.js';
 export { chatSocket, type ChatSocket, type ChatSocketOptions } from './ws.js';
 
 /** Every HTTP route of the agent (`WS /ws/chat` is ws.ts, attached to the listening server). */

@@ -2,7 +2,17 @@ import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { HealthSchema, RootSchema } from '../schemas/api.js';
 import type { RoutesContext } from './context.js';
 
-/** `/` and `/health`, both without a token (spec, Authentication). */
+/** `/` and `/health`, both without a token (spec, Authentication); the API's title and description. */
+
+export const API_INFO = {
+  title: 'ClinicalSuite agent orchestrator',
+  description:
+    'Detects the intent of a message and routes it to one of three LLMs (alpha4_service, beta3_service, ' +
+    'beta_service) or to a sub-service (speech to text, OCR, text to speech, medical code search, face ' +
+    'recognition, patient simulator); in-memory sessions, SSE and WebSocket streaming, pipelines, and a ' +
+    'guarded shell. Every endpoint but /, /health and /capabilities needs a bearer token with the ' +
+    '`ai_agent` scope.',
+} as const;
 
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'POST /run': 'Detect (or force) the intent of a message and answer it; SSE with stream: true',

@@ -58,21 +58,21 @@ export const WsMessageSchema = z.object({
 
 export interface ChatSocketOptions {
   readonly config: AgentConfig;
+  /** The tokens, and the scopes one of which a token needs. */
   readonly auth: AuthOptions;
-  readonly scopes: readonly string[];
   readonly readiness: ReadinessSignal;
   readonly gate: ConcurrencyGate;
   readonly metrics: Pick<AgentMetrics, 'wsConnections' | 'wsAuthFailures'>;
   readonly logger: Logger;
-  /** What each message is answered with. */
-  readonly message: MessageUseCase;
+  /** Each message is answered by `useCases.message`. */
+  readonly useCases: { readonly message: MessageUseCase };
 }
 
 export interface ChatSocket {
   /** Serves `WS /ws/chat` on the listening server. */
-  attach(server: Server): void;
+  readonly attach: (server: Server) => void;
   /** Closes every connection (1001) and stops their work; a server attached later is not served. */
-  close(): void;
+  readonly close: () => void;
 }
 
 /**
@@ -132,12 +132,12 @@ export function chatSocket(options: ChatSocketOptions): ChatSocket {
   let attached: Server | undefined;
   let closed = false;
   return {
-    attach(server) {
+    attach: (server) => {
       if (closed) return;
       attached = server;
       server.on('upgrade', onUpgrade);
     },
-    close() {
+    close: () => {
       closed = true;
       attached?.off('upgrade', onUpgrade);
       for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'server shutting down');
@@ -253,7 +253,7 @@ class Connection {
 
   /** Checks a token; on failure closes with 1008 and the reason. */
   private authenticate(token: string): boolean {
-    const check = checkBearer(this.options.auth.tokens, this.options.scopes, token);
+    const check = checkBearer(this.options.auth.tokens, this.options.auth.scopes ?? [], token);
     if (check !== 'ok') {
       this.refuse(check, check === 'invalid' ? 'invalid token' : 'the token lacks the ai_agent scope');
       return false;
@@ -319,7 +319,7 @@ class Connection {
         throw new ServiceUnavailableError(`Service not ready: ${readiness.reason ?? 'starting'}`);
       release = await gate.acquire(signal);
       const b = body.data;
-      const events = this.options.message.stream(
+      const events = this.options.useCases.message.stream(
         {
           text: b.message,
           language: b.language,

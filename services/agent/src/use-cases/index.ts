@@ -1,3 +1,4 @@
+import { IntentDetector } from '../domain/intent/index.js';
 import { audioFullConsultUseCase } from './audio-full-consult.js';
 import { audioToDiagnosisUseCase } from './audio-to-diagnosis.js';
 import { capabilitiesUseCase } from './capabilities.js';
@@ -27,7 +28,18 @@ export type { Call, Transport, UseCaseDeps } from './ports.js';
 
 /** The agent's use cases on its adapters (app.ts); the routes call them. */
 export function createUseCases(deps: UseCaseDeps) {
-  const withActions = { ...deps, actions: intentActions(deps.subservices, deps.shell) };
+  const { logger } = deps;
+  const intents = new IntentDetector({
+    router: deps.router,
+    useLlm: deps.config.AGENT_INTENT_LLM,
+    // Never the message: it is clinical data.
+    onClassifierError: (error) =>
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'intent classifier failed: rules decide',
+      ),
+  });
+  const withActions = { ...deps, intents, actions: intentActions(deps.subservices, deps.shell) };
   return {
     message: messageUseCase(withActions),
     messageWithFile: messageWithFileUseCase({ ...withActions, face: faceAction(deps.subservices) }),

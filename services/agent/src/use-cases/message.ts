@@ -5,7 +5,7 @@ import { statedTargetLanguage } from '../domain/intent/translate-target.js';
 import { isLlmIntent, userTurn, type LlmIntent } from '../domain/prompts.js';
 import type { ConcreteIntent, Intent, Language, UpstreamId } from '../domain/types.js';
 import type { IntentActions } from './intent-actions.js';
-import type { Call, Transport, UseCaseDeps } from './ports.js';
+import type { Call, IntentDecider, Transport } from './ports.js';
 import { streamTurn, wholeReplyEvents, type TurnEvent } from './streamed-turn.js';
 import {
   completeTurn,
@@ -23,7 +23,7 @@ import {
  * whole, or streamed as events (an action's reply as one fragment, in the same framing).
  */
 
-export type MessageDeps = TurnDeps & Pick<UseCaseDeps, 'intents'> & { readonly actions: IntentActions };
+export type MessageDeps = TurnDeps & { readonly intents: IntentDecider; readonly actions: IntentActions };
 
 export interface MessageInput {
   readonly text: string;

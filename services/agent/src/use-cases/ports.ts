@@ -63,7 +63,6 @@ export interface UseCaseDeps {
   readonly router: LlmRouter;
   readonly upstreams: UpstreamHealth;
   readonly sessions: SessionStore;
-  readonly intents: IntentDecider;
   readonly subservices: SubservicePort;
   readonly shell: ShellPort;
   readonly metrics: AgentMetrics;
@@ -74,4 +73,6 @@ export interface UseCaseDeps {
   readonly newSessionId: () => string;
   /** Epoch ms the agent started. */
   readonly startedAt: number;
+  /** The service's log, for what no request's log carries (the intent classifier's failures). */
+  readonly logger: Logger;
 }
