@@ -49,9 +49,8 @@ export async function startAgent(
     processMetrics: false,
     ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  service.attach(server.server);
-  service.start();
+  // Listens, serves WebSockets, starts probing the upstreams; shutdown closes the sockets first.
+  const server = await serve(service.kit, { signals: [], exit: false });
   if (options.waitReady !== false) await service.upstreams.check();
   return {
     service,
@@ -59,10 +58,7 @@ export async function startAgent(
     server,
     url: server.url,
     logs,
-    close: async () => {
-      service.close();
-      await server.shutdown('test finished');
-    },
+    close: () => server.shutdown('test finished'),
   };
 }
 

@@ -200,8 +200,8 @@ describe('every upstream hangs', () => {
       // The agent's own deadline passes first: that is the one 504.
       startAgent({ ...env, AGENT_LLM_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '500' }, { waitReady: false }),
     ]);
-    agent.service.kit.readiness.setReady(); // as after an upstream answered once
-    deadline.service.kit.readiness.setReady();
+    agent.service.upstreams.readiness.setReady(); // as after an upstream answered once
+    deadline.service.upstreams.readiness.setReady();
   });
   afterAll(async () => {
     await Promise.all([agent.close(), deadline.close()]);
@@ -307,7 +307,7 @@ describe('every upstream down', () => {
   });
 
   it('answers 502 naming the upstreams once it was ready', async () => {
-    agent.service.kit.readiness.setReady(); // as after an upstream answered once
+    agent.service.upstreams.readiness.setReady(); // as after an upstream answered once
     const res = await chat(agent);
     expect(res.status).toBe(502);
     const body = (await res.json()) as { detail: string };

@@ -230,7 +230,7 @@ describe('a session deleted while its turn runs', () => {
       session_deleted: true,
     });
     expect((await agentGet(`${agent.url}/sessions/del-1`)).status).toBe(404);
-    expect(agent.service.runtime.sessions.get('del-1', Date.now())).toBeUndefined();
+    expect(agent.service.sessions.get('del-1', Date.now())).toBeUndefined();
   });
 
   it('streamed too: the session is not brought back', async () => {
@@ -299,7 +299,7 @@ describe('a session deleted while its turn runs', () => {
     llm.script = { kind: 'reply', text: 'second', delayMs: 400 };
     const res = await turnDuring({ message: 'two', session_id: 'evict-1' }, () => {
       // Two other sessions at AGENT_MAX_SESSIONS 2: evict-1 is dropped.
-      const store = agent.service.runtime.sessions;
+      const store = agent.service.sessions;
       store.open('other-1', Date.now());
       store.open('other-2', Date.now());
       expect(store.get('evict-1', Date.now())).toBeUndefined();

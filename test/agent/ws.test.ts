@@ -125,7 +125,7 @@ describe('a reply', () => {
       .filter((f) => f.startsWith('{"type":"metadata"'))
       .map((f) => JSON.parse(f) as { model: string });
     expect(meta.map((m) => m.model)).toEqual(['alpha4_service', 'beta_service']);
-    expect(agent.service.runtime.sessions.get('ws-2', Date.now())?.messages).toHaveLength(4);
+    expect(agent.service.sessions.get('ws-2', Date.now())?.messages).toHaveLength(4);
   });
 
   it('answers an invalid message with an error frame and [DONE], and keeps the socket open', async () => {
@@ -241,7 +241,7 @@ describe('against a scripted LLM', () => {
       // Cut short: fewer fragments than the reply had, and no session kept the partial reply.
       expect(all.length - 4).toBeLessThan(8192);
       const meta = JSON.parse(all[1]!) as { session_id: string };
-      expect(slow.service.runtime.sessions.get(meta.session_id, Date.now())).toBeUndefined();
+      expect(slow.service.sessions.get(meta.session_id, Date.now())).toBeUndefined();
     } finally {
       await slow.close();
     }

@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import { Readiness, buildApp, serviceAuth, createLogger, type KitApp, type Logger } from '@clinicalsuite/kit';
-import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
-import { createShell, type Shell } from './adapters/shell/index.js';
-import { createSubservices, type SubserviceClients } from './adapters/subservices/index.js';
-import { UpstreamPool } from './adapters/upstream-pool.js';
+import { createKit, serviceAuth, type KitApp, type Logger } from '@clinicalsuite/kit';
+import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import { createShell } from './adapters/shell/index.js';
+import { createSubservices } from './adapters/subservices/index.js';
+import { createUpstreamPool, upstreamProbes, type UpstreamPool } from './adapters/upstream-pool.js';
 import type { AgentConfig } from './config.js';
-import { IntentDetector } from './domain/intent/index.js';
 import { SessionStore } from './domain/sessions.js';
 import { createAgentMetrics } from './metrics.js';
-import { conversationRoutes } from './routes/conversation.js';
-import { agentHealthRoute, rootRoute } from './routes/info.js';
-import type { IntentActions } from './routes/actions.js';
-import { buildIntentActions, faceAction } from './routes/intent-actions.js';
-import { openAiRoutes } from './routes/openai.js';
-import { pipelineRoutes } from './routes/pipelines.js';
-import { runMultipartRoute } from './routes/run-multipart.js';
-import type { AgentRuntime } from './routes/runtime.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { shellRoute } from './routes/shell.js';
-import { capabilitiesRoute, statusRoute } from './routes/status.js';
-import { subserviceRoutes } from './routes/subservices.js';
-import { attachChatSocket, type ChatSocket } from './routes/ws.js';
+import { API_INFO, agentRoutes, chatSocket } from './routes/index.js';
+import { createUseCases } from './use-cases/index.js';
 
 export const SERVICE = 'agent';
 export const VERSION = '0.1.0';
@@ -39,34 +26,20 @@ export interface AgentDeps {
 
 export interface AgentService {
   readonly kit: KitApp;
-  readonly runtime: AgentRuntime;
+  /** The LLM router over the three upstreams, and their probes. */
   readonly upstreams: UpstreamPool;
-  readonly subservices: SubserviceClients;
-  readonly shell: Shell;
-  /** Starts probing the LLM upstreams and sweeping expired sessions; call after listening. */
-  start(): void;
-  /** Serves `WS /ws/chat` on the listening server. */
-  attach(server: Server): void;
-  close(): void;
+  readonly sessions: SessionStore;
 }
 
 /**
- * Builds the agent: its LLM router over the three upstreams, the sub-service clients, the intent
- * detector, sessions, the shell, and every route. Not listening, not probing until `start()`.
+ * The agent, assembled in one pass (docs/architecture.md, "How a service is assembled"): the kit's
+ * parts; what it opens once listening and closes on shutdown (the upstreams' probes, the session
+ * sweeper, the shell's commands); its use cases on its adapters; the routes, and `WS /ws/chat`,
+ * whose sockets close as shutdown begins. `serve(kit)` listens, then opens.
  */
-export function buildAgentApp(deps: AgentDeps): AgentService {
-  const { config } = deps;
-  const logger = deps.logger ?? createLogger({ service: 'agent', level: config.LOG_LEVEL });
+export function buildAgentApp({ config, ...deps }: AgentDeps): AgentService {
   const now = deps.now ?? (() => Date.now());
-  const readiness = new Readiness('starting: no LLM upstream has answered yet');
-  const gpu =
-    deps.gpu ??
-    new GpuStatusReader({
-      binary: config.NVIDIA_SMI_PATH,
-      ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
-    });
-  // The spec: every endpoint but /, /health and /capabilities needs an `ai_agent` token, and a
-  // token without that scope is as invalid as an unknown one (401).
+  // The spec: all but /, /health and /capabilities need an `ai_agent` token; another scope is 401.
   const auth = serviceAuth(config, {
     scope: AGENT_SCOPE,
     tokenEnv: 'AI_AGENT_API_TOKEN',
@@ -74,127 +47,54 @@ export function buildAgentApp(deps: AgentDeps): AgentService {
     alwaysOn: true,
     scopeFailureStatus: 401,
   });
-  const startedAt = now();
-  let parts:
-    | {
-        runtime: AgentRuntime;
-        upstreams: UpstreamPool;
-        subservices: SubserviceClients;
-        shell: Shell;
-        actions: IntentActions;
-      }
-    | undefined;
-  let sessions: SessionStore | undefined;
-  const kit = buildApp({
+  const kit = createKit({
+    ...API_INFO,
     service: SERVICE,
-    title: 'ClinicalSuite agent orchestrator',
     version: VERSION,
-    description:
-      'Detects the intent of a message and routes it to one of three LLMs (alpha4_service, beta3_service, ' +
-      'beta_service) or to a sub-service (speech to text, OCR, text to speech, medical code search, face ' +
-      'recognition, patient simulator); in-memory sessions, SSE and WebSocket streaming, pipelines, and a ' +
-      'guarded shell. Every endpoint but /, /health and /capabilities needs a bearer token with the ' +
-      '`ai_agent` scope.',
     config,
-    logger,
-    readiness,
-    gpu,
-    gpuStatusPath: '/gpu',
     auth,
+    gpuStatusPath: '/gpu',
+    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
+    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
-    routes: ({ gate, metrics: kitMetrics }) => {
-      const metrics = createAgentMetrics(kitMetrics, {
-        sessions: () => sessions?.size ?? 0,
-        upstreamUp: () => pool.upMap(),
-      });
-      sessions = new SessionStore(
-        config.AGENT_SESSION_TTL_S * 1000,
-        config.AGENT_MAX_SESSIONS,
-        config.AGENT_SESSION_MAX_MESSAGES,
-        (reason) => metrics.sessionsEnded.inc({ reason }),
-      );
-      const pool: UpstreamPool = new UpstreamPool({
-        upstreams: config.upstreams,
-        timeoutMs: config.AGENT_LLM_TIMEOUT_MS,
-        firstByteTimeoutMs: config.AGENT_LLM_FIRST_BYTE_TIMEOUT_MS,
-        retries: config.AGENT_LLM_RETRIES,
-        backoffMs: config.AGENT_LLM_BACKOFF_MS,
-        cooldownMs: config.AGENT_LLM_COOLDOWN_MS,
-        probeMs: config.AGENT_LLM_PROBE_MS,
-        probeTimeoutMs: config.AGENT_STATUS_TIMEOUT_MS,
-        metrics,
-        logger,
-        readiness,
-        now,
-      });
-      const runtime: AgentRuntime = {
-        config,
-        version: VERSION,
-        logger,
-        readiness,
-        gate,
-        gpu,
-        metrics,
-        router: pool,
-        upstreams: pool,
-        sessions,
-        intents: new IntentDetector({
-          router: pool,
-          useLlm: config.AGENT_INTENT_LLM,
-          // Never the message: it is clinical data.
-          onClassifierError: (error) =>
-            logger.warn(
-              { err: error instanceof Error ? error.message : String(error) },
-              'intent classifier failed: rules decide',
-            ),
-        }),
-        now,
-        newSessionId: () => randomUUID(),
-        startedAt,
-      };
-      const subservices = createSubservices(config, { metrics, logger });
-      const shell = createShell(config, { router: pool, logger, metrics });
-      const actions = buildIntentActions(subservices, shell);
-      parts = { runtime, upstreams: pool, subservices, shell, actions };
-      return [
-        rootRoute(runtime),
-        agentHealthRoute(runtime),
-        capabilitiesRoute(runtime),
-        statusRoute(runtime, subservices),
-        ...conversationRoutes(runtime, actions),
-        runMultipartRoute(runtime, subservices, actions, faceAction(subservices)),
-        ...openAiRoutes(runtime),
-        ...subserviceRoutes(runtime, subservices),
-        ...pipelineRoutes(runtime, subservices),
-        shellRoute(runtime, shell),
-        ...sessionRoutes(runtime),
-      ];
-    },
   });
-  if (parts === undefined || sessions === undefined) throw new Error('buildApp did not build the routes');
-  const { runtime, upstreams, subservices, shell, actions } = parts;
-  const store = sessions;
-  let sweeper: NodeJS.Timeout | undefined;
-  let socket: ChatSocket | undefined;
-  return {
-    kit,
-    runtime,
+  const { logger, readiness, gate } = kit;
+  const metrics = createAgentMetrics(kit.metrics, {
+    sessions: () => sessions.size,
+    upstreamUp: () => upstreams.upMap(),
+  });
+  const sessions = new SessionStore(
+    config.AGENT_SESSION_TTL_S * 1000,
+    config.AGENT_MAX_SESSIONS,
+    config.AGENT_SESSION_MAX_MESSAGES,
+    (reason) => metrics.sessionsEnded.inc({ reason }),
+  );
+  const upstreams = createUpstreamPool(config, { metrics, logger, readiness, now });
+  kit.resource(upstreamProbes(upstreams));
+  const sweepMs = Math.min(60_000, config.AGENT_SESSION_TTL_S * 1000);
+  kit.resource({
+    name: 'the session sweeper',
+    open: () => setInterval(() => sessions.sweep(now()), sweepMs).unref(),
+    close: (sweeper) => clearInterval(sweeper),
+  });
+  const shell = kit.own(createShell(config, { router: upstreams, logger, metrics }), (s) => s.close());
+  const useCases = createUseCases({
+    config,
+    version: VERSION,
+    router: upstreams,
     upstreams,
-    subservices,
+    sessions,
+    subservices: createSubservices(config, { metrics, logger }),
     shell,
-    start: () => {
-      upstreams.start();
-      sweeper = setInterval(() => store.sweep(now()), Math.min(60_000, config.AGENT_SESSION_TTL_S * 1000));
-      sweeper.unref();
-    },
-    attach: (server) => {
-      socket = attachChatSocket(server, { rt: runtime, auth, actions, scopes: [AGENT_SCOPE] });
-    },
-    close: () => {
-      socket?.close();
-      shell.close();
-      upstreams.stop();
-      if (sweeper !== undefined) clearInterval(sweeper);
-    },
-  };
+    metrics,
+    gate,
+    now,
+    newSessionId: () => randomUUID(),
+    startedAt: now(),
+    logger,
+  });
+  const routes = { config, version: VERSION, readiness, useCases };
+  const socket = chatSocket({ ...routes, auth, gate, metrics, logger });
+  const mounted = kit.mount(agentRoutes(routes), { attach: socket.attach, beforeDrain: socket.close });
+  return { kit: mounted, upstreams, sessions };
 }

@@ -7,8 +7,10 @@ import {
   PayloadTooLargeError,
   type Logger,
   type Readiness,
+  type ReadinessSignal,
+  type ResourceSpec,
 } from '@clinicalsuite/kit';
-import type { UpstreamConfig } from '../config.js';
+import type { AgentConfig, UpstreamConfig } from '../config.js';
 import { upstreamOrder } from '../domain/routing.js';
 import type { LlmCall, LlmResult, LlmRouter, LlmStream, UpstreamId } from '../domain/types.js';
 import type { AgentMetrics, UpstreamOutcome } from '../metrics.js';
@@ -33,8 +35,9 @@ import {
  * the call falls back (a 400/422 without a cooldown). When every upstream failed or timed out: 502
  * (spec, Errors), naming them.
  *
- * It also probes each upstream's health periodically: the agent is ready once any upstream answered,
- * a probe that finds a cooling upstream healthy ends its cooldown, and `/status` reads the results.
+ * It also probes each upstream's health periodically (from `start()` to `stop()`): its readiness
+ * condition is met once any upstream answered, a probe that finds a cooling upstream healthy ends
+ * its cooldown, and `/status` reads the results.
  */
 
 export interface UpstreamPoolOptions {
@@ -49,7 +52,11 @@ export interface UpstreamPoolOptions {
   readonly probeTimeoutMs: number;
   readonly metrics: AgentMetrics;
   readonly logger: Logger;
-  readonly readiness: Readiness;
+  /**
+   * The agent's condition that an LLM upstream answered: unmet, with the probes' findings, until one
+   * did; met from then on (later outages answer 502 per call, not 503 for the agent).
+   */
+  readonly readiness: ReadinessSignal;
   /** Epoch ms. */
   readonly now: () => number;
 }
@@ -97,6 +104,11 @@ export class UpstreamPool implements LlmRouter {
         cooldownUntil: 0,
       });
     }
+  }
+
+  /** The condition the probes report to: met once any upstream answered. */
+  get readiness(): ReadinessSignal {
+    return this.options.readiness;
   }
 
   /** The upstream ids, in configuration order. */
@@ -206,7 +218,7 @@ export class UpstreamPool implements LlmRouter {
       [...this.upstreams.values()].map(async (u) => this.record(u, await u.client.probe(abort))),
     );
     const { readiness } = this.options;
-    if (!readiness.ready && readiness.reason !== 'shutting down' && !this.stopController.signal.aborted) {
+    if (!readiness.ready && !this.stopController.signal.aborted) {
       // Not ready before any upstream answered: say why, once per URL (all three share LLM_URL
       // by default), lower-cased into the sentence.
       const byUrl = new Map<string, string>();
@@ -230,7 +242,7 @@ export class UpstreamPool implements LlmRouter {
         logger.info({ upstream: u.client.id }, 'LLM upstream healthy again: cooldown ended');
       u.cooldownUntil = 0;
       // Ready once any upstream answered; later outages answer 502 per call, not 503 for the agent.
-      if (!readiness.ready && readiness.reason !== 'shutting down') readiness.setReady();
+      readiness.setReady();
     }
     if (previous !== probe.state) {
       const fields = {
@@ -424,6 +436,42 @@ export class UpstreamPool implements LlmRouter {
     );
     return value;
   }
+}
+
+/**
+ * The pool over the configured upstreams, with the agent's timeouts, retries and cooldown; its
+ * condition of the service's readiness is unmet, with what the probes found, until one answers.
+ */
+export function createUpstreamPool(
+  config: AgentConfig,
+  deps: Pick<UpstreamPoolOptions, 'metrics' | 'logger' | 'now'> & { readonly readiness: Readiness },
+): UpstreamPool {
+  return new UpstreamPool({
+    upstreams: config.upstreams,
+    timeoutMs: config.AGENT_LLM_TIMEOUT_MS,
+    firstByteTimeoutMs: config.AGENT_LLM_FIRST_BYTE_TIMEOUT_MS,
+    retries: config.AGENT_LLM_RETRIES,
+    backoffMs: config.AGENT_LLM_BACKOFF_MS,
+    cooldownMs: config.AGENT_LLM_COOLDOWN_MS,
+    probeMs: config.AGENT_LLM_PROBE_MS,
+    probeTimeoutMs: config.AGENT_STATUS_TIMEOUT_MS,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    readiness: deps.readiness.condition('starting: no LLM upstream has answered yet'),
+    now: deps.now,
+  });
+}
+
+/** The pool's probes as a kit resource: they start once the server listens and stop on shutdown. */
+export function upstreamProbes(pool: UpstreamPool): ResourceSpec<UpstreamPool> {
+  return {
+    name: 'the LLM upstream probes',
+    open: () => {
+      pool.start();
+      return pool;
+    },
+    close: (p) => p.stop(),
+  };
 }
 
 function outcomeOf(error: UpstreamFailure): UpstreamOutcome {

@@ -138,3 +138,10 @@ export function debugTurn(code: string, error: string, language: Language): stri
   const [c, e] = language === 'vi' ? ['Mã:', 'Lỗi:'] : ['Code:', 'Error:'];
   return `${c}\n\`\`\`\n${code}\n\`\`\`\n\n${e}\n\`\`\`\n${error}\n\`\`\``;
 }
+
+/** /debug's message: the code and the error (debugTurn), then anything else the request said. */
+export function debugRequestText(code: string, error: string, message: string, language: Language): string {
+  return [code.trim() !== '' || error.trim() !== '' ? debugTurn(code, error, language) : '', message.trim()]
+    .filter((p) => p !== '')
+    .join('\n\n');
+}

@@ -1,8 +1,18 @@
 import { defineRoute, healthRoute, type AnyRoute } from '@clinicalsuite/kit';
 import { HealthSchema, RootSchema } from '../schemas/api.js';
-import type { AgentRuntime } from './runtime.js';
+import type { RoutesContext } from './context.js';
 
-/** `/` and `/health`, both without a token (spec, Authentication). */
+/** `/` and `/health`, both without a token (spec, Authentication); the API's title and description. */
+
+export const API_INFO = {
+  title: 'ClinicalSuite agent orchestrator',
+  description:
+    'Detects the intent of a message and routes it to one of three LLMs (alpha4_service, beta3_service, ' +
+    'beta_service) or to a sub-service (speech to text, OCR, text to speech, medical code search, face ' +
+    'recognition, patient simulator); in-memory sessions, SSE and WebSocket streaming, pipelines, and a ' +
+    'guarded shell. Every endpoint but /, /health and /capabilities needs a bearer token with the ' +
+    '`ai_agent` scope.',
+} as const;
 
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'POST /run': 'Detect (or force) the intent of a message and answer it; SSE with stream: true',
@@ -39,7 +49,7 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /docs': 'Interactive API documentation',
 };
 
-export function rootRoute(rt: AgentRuntime): AnyRoute {
+export function rootRoute({ config, version, readiness }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/',
@@ -49,9 +59,9 @@ export function rootRoute(rt: AgentRuntime): AnyRoute {
     response: RootSchema,
     handler: ({ req }) => ({
       service: 'ai_agent' as const,
-      version: rt.version,
-      port: req.socket.localPort ?? rt.config.PORT,
-      status: rt.readiness.ready ? ('ready' as const) : ('not_ready' as const),
+      version,
+      port: req.socket.localPort ?? config.PORT,
+      status: readiness.ready ? ('ready' as const) : ('not_ready' as const),
       docs: '/docs',
       openapi: '/openapi.json',
       endpoints: ENDPOINTS,
@@ -59,17 +69,17 @@ export function rootRoute(rt: AgentRuntime): AnyRoute {
   });
 }
 
-export function agentHealthRoute(rt: AgentRuntime): AnyRoute {
+export function agentHealthRoute({ config, version, readiness, useCases }: RoutesContext): AnyRoute {
   return healthRoute({
-    readiness: rt.readiness,
+    readiness,
     schema: HealthSchema,
     auth: false,
     body: (ready, reason, req) => ({
       status: ready ? ('healthy' as const) : ('unhealthy' as const),
       service: 'ai_agent' as const,
-      port: req.socket.localPort ?? rt.config.PORT,
-      version: rt.version,
-      llms: rt.upstreams.statuses().map((u) => ({ id: u.id, state: u.state, cooling_down: u.cooling_down })),
+      port: req.socket.localPort ?? config.PORT,
+      version,
+      llms: useCases.status.llmStates(),
       ...(ready || reason === undefined ? {} : { reason }),
     }),
   });

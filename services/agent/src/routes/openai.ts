@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { NotFoundError, defineRoute, type AnyRoute } from '@clinicalsuite/kit';
 import {
   ChatCompletionChunkSchema,
@@ -9,11 +7,10 @@ import {
   sendChunkStream,
   stopList,
 } from '@clinicalsuite/kit/llm';
-import type { ChatMessage, LlmCall, UpstreamId } from '../domain/types.js';
+import type { UpstreamId } from '../domain/types.js';
 import { UPSTREAM_IDS } from '../domain/types.js';
 import { ChatCompletionRequestSchema, ChatRawRequestSchema, ChatRawResponseSchema } from '../schemas/api.js';
-import type { AgentRuntime } from './runtime.js';
-import { usageBody } from './turns.js';
+import type { RoutesContext } from './context.js';
 
 /**
  * The OpenAI-compatible face of the agent: `/v1/models` lists the three LLM identifiers,
@@ -21,12 +18,6 @@ import { usageBody } from './turns.js';
  * router's fallback, in OpenAI's shapes (the official SDK works unchanged, streaming included),
  * and `/chat/raw` passes messages through with an optional system override. Stateless: no session.
  */
-
-/** `system` replaces every system message; otherwise the messages pass as they are. */
-function withSystem(messages: readonly ChatMessage[], system: string | null): ChatMessage[] {
-  if (system === null) return [...messages];
-  return [{ role: 'system', content: system }, ...messages.filter((m) => m.role !== 'system')];
-}
 
 function modelParam(model: string | null): UpstreamId | null {
   if (model === null || model === '' || model === 'auto') return null;
@@ -37,7 +28,7 @@ function modelParam(model: string | null): UpstreamId | null {
   );
 }
 
-export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
+export function openAiRoutes({ useCases }: RoutesContext): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -45,15 +36,7 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
       summary: 'The three LLM identifiers (OpenAI list shape)',
       tags: ['openai'],
       response: ModelListSchema,
-      handler: () => ({
-        object: 'list' as const,
-        data: rt.upstreams.ids.map((id) => ({
-          id,
-          object: 'model' as const,
-          owned_by: 'local' as const,
-          created: Math.floor(rt.startedAt / 1000),
-        })),
-      }),
+      handler: () => useCases.models(),
     }),
     defineRoute({
       method: 'post',
@@ -80,39 +63,29 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
       handler: async ({ body, signal, req, res, log, receivedAt, requireReady }) => {
         const prefer = modelParam(body.model); // an unknown model is a 404 while not ready too
         requireReady();
-        const call: LlmCall = {
-          messages: withSystem(body.messages, body.system),
+        const input = {
+          messages: body.messages,
+          system: body.system,
           maxTokens: body.max_completion_tokens ?? body.max_tokens,
           temperature: body.temperature,
-          ...(body.top_p === undefined ? {} : { topP: body.top_p }),
-          ...(body.stop == null ? {} : { stop: stopList(body.stop) ?? [] }),
-          ...(body.seed === undefined ? {} : { seed: body.seed }),
-          intent: 'chat',
+          topP: body.top_p,
+          stop: body.stop == null ? undefined : (stopList(body.stop) ?? []),
+          seed: body.seed,
           prefer,
         };
-        const id = `chatcmpl-${randomUUID().replace(/-/g, '')}`;
-        const created = Math.floor(rt.now() / 1000);
-        rt.metrics.intents.inc({ intent: 'chat', source: 'fixed' });
         if (!body.stream) {
-          const result = await rt.router.complete(call, signal);
-          rt.metrics.overhead.observe(Math.max(0, performance.now() - receivedAt - result.llmMs) / 1000);
+          const { id, created, result } = await useCases.chatCompletion.complete(input, {
+            signal,
+            since: receivedAt,
+          });
           return chatCompletionBody({ ...result, id, created });
         }
-        const stream = await rt.router.stream(call, signal);
-        const open = rt.metrics.streamsOpen.labels({ transport: 'sse' });
+        const stream = await useCases.chatCompletion.stream(input, signal);
         await sendChunkStream(
           req,
           res,
-          {
-            id,
-            created,
-            model: () => stream.model,
-            includeUsage: body.stream_options?.include_usage === true,
-            fragments: stream,
-            end: () => ({ finishReason: stream.finishReason, usage: stream.usage }),
-          },
+          { ...stream, includeUsage: body.stream_options?.include_usage === true },
           log,
-          (opened) => (opened ? open.inc() : open.dec()),
         );
         return undefined;
       },
@@ -124,30 +97,17 @@ export function openAiRoutes(rt: AgentRuntime): AnyRoute[] {
       tags: ['agent'],
       body: ChatRawRequestSchema,
       response: ChatRawResponseSchema,
-      handler: async ({ body, signal, receivedAt }) => {
-        rt.metrics.intents.inc({ intent: 'chat', source: 'fixed' });
-        const result = await rt.router.complete(
+      handler: ({ body, signal, receivedAt }) =>
+        useCases.rawChat(
           {
-            messages: withSystem(body.messages, body.system),
+            messages: body.messages,
+            system: body.system,
+            prefer: body.force_llm,
             maxTokens: body.max_tokens,
             temperature: body.temperature,
-            intent: 'chat',
-            prefer: body.force_llm,
           },
-          signal,
-        );
-        const total = performance.now() - receivedAt;
-        rt.metrics.overhead.observe(Math.max(0, total - result.llmMs) / 1000);
-        return {
-          response: result.text,
-          model: result.model,
-          upstream_model: result.upstreamModel,
-          finish_reason: result.finishReason,
-          usage: usageBody(result.usage),
-          fell_back_from: [...result.fellBackFrom],
-          processing_time_ms: Math.round(total),
-        };
-      },
+          { signal, since: receivedAt },
+        ),
     }),
   ];
 }

@@ -1,13 +1,4 @@
-import { BadGatewayError, ValidationError, defineRoute, type AnyRoute } from '@clinicalsuite/kit';
-import type { SubserviceClients } from '../adapters/subservices/index.js';
-import {
-  DISCLAIMERS,
-  codeSelectionMessages,
-  cutCodePoints,
-  codeSelectionSchema,
-  parseCodeSelection,
-} from '../domain/pipelines.js';
-import type { Language, UpstreamId } from '../domain/types.js';
+import { defineRoute, type AnyRoute } from '@clinicalsuite/kit';
 import {
   AudioConsultResponseSchema,
   AudioDiagnosisResponseSchema,
@@ -15,19 +6,8 @@ import {
   ImageCodesResponseSchema,
   PipelineFormSchema,
 } from '../schemas/subservices.js';
-import type { AgentRuntime } from './runtime.js';
-import {
-  DOCUMENT_CODE_TYPES,
-  StepTimer,
-  SUBSERVICE_RESPONSES,
-  analyseDocument,
-  complete,
-  documentBudget,
-  documentCodes,
-  finishTiming,
-  requireUpload,
-  uploadParser,
-} from './shared-steps.js';
+import type { RoutesContext } from './context.js';
+import { SUBSERVICE_RESPONSES, requireUpload, uploadParser } from './uploads.js';
 
 /**
  * The four pipelines (multipart `file` + `language`), each step timed in `steps` and observed in
@@ -43,20 +23,16 @@ import {
  *
  * A recording with no speech or an image with no text is 422 (nothing to work on). A step's failure
  * fails the request with that step's error (the sub-service or LLM named). Clinical output carries
- * `disclaimer`: an automated analysis, not a diagnosis.
+ * `disclaimer`: an automated analysis, not a diagnosis. Each is a use case of the same name in
+ * use-cases/.
  */
 
-/** Longest reply the consultation speaks (the tts service's default TTS_MAX_CHARS). */
-const MAX_SPOKEN_CHARS = 5000;
-
-const SPEAKABLE = /[\p{L}\p{N}]/u;
-
-export function pipelineRoutes(rt: AgentRuntime, subs: SubserviceClients): AnyRoute[] {
+export function pipelineRoutes(ctx: RoutesContext): AnyRoute[] {
   return [
-    audioToDiagnosisRoute(rt, subs),
-    audioFullConsultRoute(rt, subs),
-    imageToCodesRoute(rt, subs),
-    imageFullAnalysisRoute(rt, subs),
+    audioToDiagnosisRoute(ctx),
+    audioFullConsultRoute(ctx),
+    imageToCodesRoute(ctx),
+    imageFullAnalysisRoute(ctx),
   ];
 }
 
@@ -65,52 +41,7 @@ const RESPONSES = {
   422: { description: 'A field is invalid, the file is missing, or it holds no speech / no text to work on' },
 } as const;
 
-async function transcript(
-  subs: SubserviceClients,
-  timer: StepTimer,
-  upload: Parameters<SubserviceClients['transcribe']>[0],
-  language: Language,
-  signal: AbortSignal,
-): Promise<string> {
-  const stt = await timer.run(
-    'transcribe',
-    { subservice: 'stt', detail: (r) => `${r.text.length} characters` },
-    () => subs.transcribe(upload, language, signal),
-  );
-  const text = stt.text.trim();
-  if (text === '') {
-    throw new ValidationError([
-      {
-        loc: ['body', 'file'],
-        msg: 'no speech was recognised in the audio: nothing to work on',
-        type: 'no_speech',
-      },
-    ]);
-  }
-  return text;
-}
-
-async function ocrText(
-  subs: SubserviceClients,
-  timer: StepTimer,
-  upload: Parameters<SubserviceClients['ocr']>[0],
-  signal: AbortSignal,
-): Promise<{ text: string; meanConfidence: number | null }> {
-  const ocr = await timer.run(
-    'ocr',
-    { subservice: 'ocr', detail: (r) => `${r.text.length} characters` },
-    () => subs.ocr(upload, signal),
-  );
-  const text = ocr.text.trim();
-  if (text === '') {
-    throw new ValidationError([
-      { loc: ['body', 'file'], msg: 'no text was found in the image: nothing to work on', type: 'no_text' },
-    ]);
-  }
-  return { text, meanConfidence: ocr.raw.mean_confidence ?? null };
-}
-
-function audioToDiagnosisRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function audioToDiagnosisRoute({ config, useCases }: RoutesContext): AnyRoute {
   const pipeline = 'audio-to-diagnosis';
   return defineRoute({
     method: 'post',
@@ -123,42 +54,19 @@ function audioToDiagnosisRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRo
     tags: ['pipelines'],
     body: PipelineFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: AudioDiagnosisResponseSchema,
     responses: RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an audio file');
-      rt.metrics.intents.inc({ intent: 'analyze', source: 'fixed' });
-      const timer = new StepTimer(rt, pipeline);
-      const text = await transcript(subs, timer, upload, body.language, signal);
-      const analysis = await analyseDocument(
-        rt,
-        timer,
-        'analysis',
-        'symptom_analysis',
-        text,
-        body.language,
-        'analyze',
-        signal,
-      );
-      return {
-        pipeline,
-        intent: 'analyze' as const,
-        model: analysis.model,
-        language: body.language,
-        transcript: text,
-        analysis: analysis.text,
-        disclaimer: DISCLAIMERS[body.language],
-        truncated: analysis.truncated,
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.pipelines.audioToDiagnosis(
+        { upload: requireUpload(req, ['file'], 'an audio file'), language: body.language },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function audioFullConsultRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function audioFullConsultRoute({ config, useCases }: RoutesContext): AnyRoute {
   const pipeline = 'audio-full-consult';
   return defineRoute({
     method: 'post',
@@ -171,68 +79,19 @@ function audioFullConsultRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRo
     tags: ['pipelines'],
     body: PipelineFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: AudioConsultResponseSchema,
     responses: RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an audio file');
-      rt.metrics.intents.inc({ intent: 'chat', source: 'fixed' });
-      // Fail before any work when the reply could not be spoken.
-      subs.endpoints.tts.ensureConfigured();
-      const timer = new StepTimer(rt, pipeline);
-      const text = await transcript(subs, timer, upload, body.language, signal);
-      const reply = await analyseDocument(
-        rt,
-        timer,
-        'consultation',
-        'consultation',
-        text,
-        body.language,
-        'chat',
-        signal,
-      );
-      if (!SPEAKABLE.test(reply.text)) {
-        throw new BadGatewayError(
-          `The consultation reply from ${reply.model} has nothing to speak (no letter or digit)`,
-        );
-      }
-      const spoken = cutCodePoints(reply.text, MAX_SPOKEN_CHARS);
-      const cut = spoken.length < reply.text.length;
-      const audio = await timer.run(
-        'tts',
-        {
-          subservice: 'tts',
-          detail: () => (cut ? `the reply was spoken up to ${MAX_SPOKEN_CHARS} characters` : null),
-        },
-        () => subs.speak({ text: spoken, language: body.language, speed: 1, format: 'wav' }, signal),
-      );
-      return {
-        pipeline,
-        intent: 'chat' as const,
-        model: reply.model,
-        language: body.language,
-        transcript: text,
-        text: reply.text,
-        audio_base64: audio.audio_base64,
-        audio: {
-          format: audio.format,
-          mime_type: audio.mime_type,
-          sample_rate: audio.sample_rate,
-          duration_seconds: audio.duration_seconds,
-          engine: audio.engine,
-          voice: audio.voice,
-        },
-        disclaimer: DISCLAIMERS[body.language],
-        truncated: reply.truncated,
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.pipelines.audioFullConsult(
+        { upload: requireUpload(req, ['file'], 'an audio file'), language: body.language },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function imageToCodesRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function imageToCodesRoute({ config, useCases }: RoutesContext): AnyRoute {
   const pipeline = 'image-to-codes';
   return defineRoute({
     method: 'post',
@@ -248,79 +107,19 @@ function imageToCodesRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute 
     tags: ['pipelines'],
     body: PipelineFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: ImageCodesResponseSchema,
     responses: RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an image');
-      rt.metrics.intents.inc({ intent: 'search_code', source: 'fixed' });
-      subs.endpoints.codesearch.ensureConfigured();
-      const timer = new StepTimer(rt, pipeline);
-      const { text } = await ocrText(subs, timer, upload, signal);
-      const found = await timer.run(
-        'code_search',
-        {
-          subservice: 'codesearch',
-          detail: (c) => `${c.queries.length} queries, ${c.candidates.length} candidate codes`,
-        },
-        () => documentCodes(subs, text, DOCUMENT_CODE_TYPES, signal),
-      );
-      let model: UpstreamId | null = null;
-      let selection: ReturnType<typeof parseCodeSelection> = { selected: [], discarded: [], error: null };
-      let truncated = false;
-      if (found.candidates.length === 0) {
-        timer.skip(
-          'code_selection',
-          'the code search proposed no codes for this text: nothing to choose from',
-        );
-      } else {
-        const prompt = codeSelectionMessages(text, found.candidates, body.language, documentBudget(rt));
-        truncated = prompt.truncated;
-        const result = await timer.run(
-          'code_selection',
-          { model: (r) => r.model, detail: () => `${found.candidates.length} candidates` },
-          () =>
-            complete(rt, prompt.messages, 'search_code', signal, {
-              name: 'code_selection',
-              schema: codeSelectionSchema(found.candidates),
-            }),
-        );
-        model = result.model;
-        selection = parseCodeSelection(result.text, found.candidates);
-      }
-      return {
-        pipeline,
-        intent: 'search_code' as const,
-        model,
-        language: body.language,
-        text,
-        codes: selection.selected.map((s) => ({
-          code: s.candidate.code,
-          type: s.candidate.type,
-          title: s.candidate.title,
-          title_vi: s.candidate.title_vi,
-          title_en: s.candidate.title_en,
-          score: s.candidate.score,
-          reason: s.reason,
-        })),
-        candidates: found.candidates.map(({ ref: _ref, ...c }) => c),
-        discarded: [...selection.discarded],
-        selection_error: selection.error,
-        queries: found.queries.map((q) => q.query),
-        code_types: found.code_types,
-        missing_types: found.missing_types,
-        warnings: found.warnings,
-        disclaimer: DISCLAIMERS[body.language],
-        truncated,
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.pipelines.imageToCodes(
+        { upload: requireUpload(req, ['file'], 'an image'), language: body.language },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function imageFullAnalysisRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function imageFullAnalysisRoute({ config, useCases }: RoutesContext): AnyRoute {
   const pipeline = 'image-full-analysis';
   return defineRoute({
     method: 'post',
@@ -333,38 +132,14 @@ function imageFullAnalysisRoute(rt: AgentRuntime, subs: SubserviceClients): AnyR
     tags: ['pipelines'],
     body: PipelineFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: ImageAnalysisResponseSchema,
     responses: RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an image');
-      rt.metrics.intents.inc({ intent: 'analyze', source: 'fixed' });
-      const timer = new StepTimer(rt, pipeline);
-      const { text, meanConfidence } = await ocrText(subs, timer, upload, signal);
-      const analysis = await analyseDocument(
-        rt,
-        timer,
-        'analysis',
-        'detailed_analysis',
-        text,
-        body.language,
-        'analyze',
-        signal,
-      );
-      return {
-        pipeline,
-        intent: 'analyze' as const,
-        model: analysis.model,
-        language: body.language,
-        text,
-        mean_confidence: meanConfidence,
-        analysis: analysis.text,
-        disclaimer: DISCLAIMERS[body.language],
-        truncated: analysis.truncated,
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.pipelines.imageFullAnalysis(
+        { upload: requireUpload(req, ['file'], 'an image'), language: body.language },
+        { signal, since: admittedAt },
+      ),
   });
 }

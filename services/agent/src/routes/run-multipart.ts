@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import {
   BadRequestError,
   UnsupportedMediaTypeError,
@@ -10,20 +9,16 @@ import {
   type UploadedFile,
 } from '@clinicalsuite/kit';
 import { z } from 'zod';
-import type { Subservices, Upload } from '../domain/subservices.js';
-import { INTENTS, type ConcreteIntent } from '../domain/types.js';
+import { checkMessageLength } from '../domain/messages.js';
+import type { Upload } from '../domain/subservices.js';
+import { INTENTS } from '../domain/types.js';
 import { LanguageSchema, SessionIdSchema, TurnResponseSchema } from '../schemas/api.js';
-import type { IntentActions } from './actions.js';
-import { checkLength, decideIntent, dispatch, runnableIntent, type DispatchInput } from './conversation.js';
-import type { AgentRuntime } from './runtime.js';
-import { recordTurn } from './turns.js';
+import type { RoutesContext } from './context.js';
 
 /**
- * `POST /run/multipart`: `/run` with a file. An `audio` file (WAV or MP3) is transcribed and an
- * `image` (JPG or PNG) read by OCR first; the text found joins the message. Then the intent decides:
- * `transcribe` or `ocr` (detected for a file with no message, or forced) answer with the text found;
- * `face_recognize` sends the image to the face service; anything else (analyze, summarize, translate,
- * chat...) runs on the message and the text found together. The response says what was extracted.
+ * `POST /run/multipart`: `/run` with a file, an `audio` file (WAV or MP3) or an `image` (JPG or
+ * PNG); what is done with it is the use case's (use-cases/message-with-file.ts). The response says
+ * what was extracted.
  */
 
 const AUDIO_TYPES = new Set([
@@ -48,19 +43,8 @@ const FieldsSchema = z.object({
   image: z.any().optional().describe('Image file (JPG or PNG)'),
 });
 
-export interface FaceAction {
-  (
-    file: Upload,
-    signal: AbortSignal,
-  ): Promise<{ response: string; model: string; data: Record<string, unknown> }>;
-}
-
-export function runMultipartRoute(
-  rt: AgentRuntime,
-  subs: Subservices,
-  actions: IntentActions,
-  face: FaceAction,
-): AnyRoute {
+export function runMultipartRoute(ctx: RoutesContext): AnyRoute {
+  const { config, useCases } = ctx;
   return defineRoute({
     method: 'post',
     path: '/run/multipart',
@@ -76,7 +60,7 @@ export function runMultipartRoute(
         { name: 'audio', maxCount: 1 },
         { name: 'image', maxCount: 1 },
       ],
-      maxFileBytes: rt.config.AGENT_UPLOAD_MAX_BYTES,
+      maxFileBytes: config.AGENT_UPLOAD_MAX_BYTES,
     }),
     response: TurnResponseSchema,
     responses: {
@@ -102,109 +86,19 @@ export function runMultipartRoute(
         throw new BadRequestError('Send a `message`, an `audio` file or an `image` file', {
           param: 'message',
         });
-      checkLength(rt, message);
+      checkMessageLength(message, config.AGENT_MAX_MESSAGE_CHARS);
       requireReady();
-      const sessionId = body.session_id ?? null;
-      // The session as this turn found it: one deleted while the file is read stays deleted.
-      const started = sessionId === null ? undefined : rt.sessions.peek(sessionId, rt.now());
-      const hints = { audio: audio !== undefined, image: image !== undefined };
-      const decision = runnableIntent(
-        await decideIntent(
-          rt,
-          {
-            text: message,
-            language: body.language,
-            sessionId,
-            force: body.force_intent ?? null,
-            prefer: null,
-            hints,
-          },
-          signal,
-        ),
-        { file: audio !== undefined || image !== undefined, patient: false },
+      return useCases.messageWithFile(
+        {
+          message,
+          language: body.language,
+          sessionId: body.session_id ?? null,
+          force: body.force_intent ?? null,
+          audio,
+          image,
+        },
+        { signal, log, since: receivedAt },
       );
-      const intent: ConcreteIntent = decision.intent;
-      const wrongFile =
-        (intent === 'transcribe' && audio === undefined) || (intent === 'ocr' && image === undefined);
-      if (wrongFile && decision.source === 'forced') {
-        throw new BadRequestError(
-          `The ${intent} intent needs ${intent === 'transcribe' ? 'an `audio`' : 'an `image`'} file`,
-          { param: intent === 'transcribe' ? 'audio' : 'image' },
-        );
-      }
-      if (intent === 'face_recognize') {
-        if (image === undefined)
-          throw new BadRequestError('The face_recognize intent needs an `image` file', { param: 'image' });
-        const reply = await face(image, signal);
-        rt.metrics.intents.inc({ intent, source: decision.source });
-        return finish(reply.response, intent, reply.model, reply.data);
-      }
-      const extracted: Record<string, unknown> = {};
-      const texts: string[] = [];
-      if (audio !== undefined) {
-        const t = await subs.transcribe(audio, body.language, signal);
-        extracted['transcript'] = t.text;
-        extracted['transcription'] = t.raw;
-        texts.push(t.text);
-      }
-      if (image !== undefined) {
-        const o = await subs.ocr(image, signal);
-        extracted['ocr_text'] = o.text;
-        extracted['ocr'] = o.raw;
-        texts.push(o.text);
-      }
-      const found = texts.join('\n\n').trim();
-      if (intent === 'transcribe' || intent === 'ocr') {
-        rt.metrics.intents.inc({ intent, source: decision.source });
-        // Detected from the file alone: the file's kind names what ran.
-        const done: ConcreteIntent = audio !== undefined && image === undefined ? 'transcribe' : intent;
-        const label: ConcreteIntent = image !== undefined && audio === undefined ? 'ocr' : done;
-        return finish(found, label, label === 'transcribe' ? 'stt' : 'ocr', extracted);
-      }
-      const combined = [message, found].filter((t) => t !== '').join('\n\n');
-      if (combined === '')
-        throw new BadRequestError('Nothing was recognised in the file, and there is no message to answer', {
-          param: audio !== undefined ? 'audio' : 'image',
-        });
-      checkLength(rt, combined);
-      const input: DispatchInput = {
-        text: combined,
-        language: body.language,
-        sessionId,
-        force: null,
-        prefer: null,
-        instruction: message,
-        // The session as the turn found it before the file was read: one deleted meanwhile is not
-        // opened again by the reply.
-        started: { session: started },
-      };
-      const reply = await dispatch(rt, actions, input, decision, signal, log, receivedAt);
-      return { ...reply, data: { ...extracted, ...(reply.data ?? {}) } };
-
-      function finish(response: string, done: ConcreteIntent, model: string, data: Record<string, unknown>) {
-        const session = recordTurn(
-          rt,
-          sessionId ?? rt.newSessionId(),
-          message === '' ? `[${done}]` : message,
-          response,
-          done,
-          model,
-          started,
-        );
-        return {
-          response,
-          intent: done,
-          model,
-          ...session,
-          processing_time_ms: Math.round(performance.now() - receivedAt),
-          intent_source: decision.source,
-          fell_back_from: [],
-          finish_reason: null,
-          usage: null,
-          history_trimmed: 0,
-          data,
-        };
-      }
     },
   });
 }

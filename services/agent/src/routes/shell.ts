@@ -1,15 +1,14 @@
 import { defineRoute, requestContext, type AnyRoute } from '@clinicalsuite/kit';
 import express, { type RequestHandler } from 'express';
-import type { Shell } from '../adapters/shell/index.js';
 import { ShellRequestSchema, ShellResponseSchema, type ShellResponse } from '../schemas/shell.js';
-import type { AgentRuntime } from './runtime.js';
+import type { RoutesContext } from './context.js';
 
 /**
  * `POST /shell`: one allowlisted command, run without a shell (see docs/shell.md for the threat
  * model). While SHELL_EXEC_ENABLED is off the route answers 403 before reading the body.
  */
-export function shellRoute(rt: AgentRuntime, shell: Shell): AnyRoute {
-  const { config } = rt;
+export function shellRoute({ config, useCases }: RoutesContext): AnyRoute {
+  const shell = useCases.shellCommand;
   // Before the body is read or validated: a disabled shell tells nothing more than that.
   const refuseWhenDisabled: RequestHandler = (req, _res, next) => {
     if (shell.enabled) {
@@ -54,6 +53,6 @@ export function shellRoute(rt: AgentRuntime, shell: Shell): AnyRoute {
     },
     // The command's own deadline, plus the translation, plus room to answer.
     timeoutMs: config.SHELL_MAX_TIMEOUT_S * 1000 + translationMs + 30_000,
-    handler: ({ body, signal, log }): Promise<ShellResponse> => shell.run(body, signal, log),
+    handler: ({ body, signal, log }): Promise<ShellResponse> => shell.run(body, { signal, log }),
   });
 }

@@ -1,7 +1,4 @@
 import { defineRoute, type AnyRoute } from '@clinicalsuite/kit';
-import type { SubserviceClients } from '../adapters/subservices/index.js';
-import { DISCLAIMERS } from '../domain/pipelines.js';
-import type { ConcreteIntent } from '../domain/types.js';
 import {
   FaceFormSchema,
   FaceResponseSchema,
@@ -16,45 +13,31 @@ import {
   TtsRequestSchema,
   TtsResponseSchema,
 } from '../schemas/subservices.js';
-import type { AgentRuntime } from './runtime.js';
-import {
-  DOCUMENT_CODE_TYPES,
-  SUBSERVICE_RESPONSES,
-  StepTimer,
-  analyseDocument,
-  documentCodes,
-  finishTiming,
-  requireUpload,
-  uploadParser,
-  type DocumentAnalysis,
-  type DocumentCodes,
-} from './shared-steps.js';
+import type { RoutesContext } from './context.js';
+import { SUBSERVICE_RESPONSES, requireUpload, uploadParser } from './uploads.js';
 
 /**
  * The sub-service endpoints: `/transcribe`, `/ocr`, `/face` (multipart uploads, at most
  * AGENT_UPLOAD_MAX_BYTES), `/tts`, `/search`, `/patient` (JSON). Each forwards to its sub-service
  * through the clients (deadline, abort, errors naming the sub-service: see
  * adapters/subservices/endpoint.ts) and answers with `intent`, `model` (the LLM that answered, null
- * when none was used) and `processing_time_ms`; the upload endpoints also time each step.
- * The pieces they share with the pipelines are in shared-steps.ts.
+ * when none was used) and `processing_time_ms`; the upload endpoints also time each step. What each
+ * does is its use case's (use-cases/transcription.ts, document-ocr.ts, face-recognition.ts,
+ * speech.ts, code-search.ts, patient-talk.ts).
  */
 
-function counted(rt: AgentRuntime, intent: ConcreteIntent): void {
-  rt.metrics.intents.inc({ intent, source: 'fixed' });
-}
-
-export function subserviceRoutes(rt: AgentRuntime, subs: SubserviceClients): AnyRoute[] {
+export function subserviceRoutes(ctx: RoutesContext): AnyRoute[] {
   return [
-    transcribeRoute(rt, subs),
-    ocrRoute(rt, subs),
-    faceRoute(rt, subs),
-    ttsRoute(rt, subs),
-    searchRoute(rt, subs),
-    patientRoute(rt, subs),
+    transcribeRoute(ctx),
+    ocrRoute(ctx),
+    faceRoute(ctx),
+    ttsRoute(ctx),
+    searchRoute(ctx),
+    patientRoute(ctx),
   ];
 }
 
-function transcribeRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function transcribeRoute({ config, useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/transcribe',
@@ -67,48 +50,23 @@ function transcribeRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     tags: ['sub-services'],
     body: TranscribeFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: TranscribeResponseSchema,
     responses: SUBSERVICE_RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an audio file');
-      counted(rt, 'transcribe');
-      const timer = new StepTimer(rt, null);
-      const stt = await timer.run('transcribe', { subservice: 'stt' }, () =>
-        subs.transcribe(upload, body.language, signal),
-      );
-      let analysis: DocumentAnalysis | null = null;
-      if (body.analyze) {
-        if (stt.text.trim() === '') timer.skip('analysis', 'no speech was recognised: nothing to analyse');
-        else
-          analysis = await analyseDocument(
-            rt,
-            timer,
-            'analysis',
-            'transcript_analysis',
-            stt.text,
-            body.language,
-            'analyze',
-            signal,
-          );
-      }
-      return {
-        intent: 'transcribe' as const,
-        model: analysis?.model ?? null,
-        text: stt.text,
-        language: stt.language,
-        transcription: stt.raw,
-        analysis: analysis?.text ?? null,
-        disclaimer: analysis === null ? null : DISCLAIMERS[body.language],
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.transcribe(
+        {
+          upload: requireUpload(req, ['file'], 'an audio file'),
+          language: body.language,
+          analyze: body.analyze,
+        },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function ocrRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function ocrRoute({ config, useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/ocr',
@@ -122,60 +80,24 @@ function ocrRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     tags: ['sub-services'],
     body: OcrFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt),
+    bodyParser: uploadParser(config),
     response: OcrResponseSchema,
     responses: SUBSERVICE_RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file'], 'an image or PDF');
-      counted(rt, 'ocr');
-      // Asked for codes without a code search: the 503 before any work.
-      if (body.search) subs.endpoints.codesearch.ensureConfigured();
-      const timer = new StepTimer(rt, null);
-      const ocr = await timer.run('ocr', { subservice: 'ocr' }, () => subs.ocr(upload, signal));
-      const empty = ocr.text.trim() === '';
-      let codes: DocumentCodes | null = null;
-      if (body.search) {
-        codes = await timer.run(
-          'code_search',
-          {
-            subservice: 'codesearch',
-            detail: (c) => `${c.queries.length} queries, ${c.candidates.length} codes`,
-          },
-          () => documentCodes(subs, ocr.text, DOCUMENT_CODE_TYPES, signal),
-        );
-      }
-      let analysis: DocumentAnalysis | null = null;
-      if (body.analyze) {
-        if (empty) timer.skip('analysis', 'no text was found in the image: nothing to analyse');
-        else
-          analysis = await analyseDocument(
-            rt,
-            timer,
-            'analysis',
-            'ocr_analysis',
-            ocr.text,
-            body.language,
-            'analyze',
-            signal,
-          );
-      }
-      return {
-        intent: 'ocr' as const,
-        model: analysis?.model ?? null,
-        text: ocr.text,
-        ocr: ocr.raw,
-        analysis: analysis?.text ?? null,
-        disclaimer: analysis === null ? null : DISCLAIMERS[body.language],
-        codes,
-        steps: timer.steps,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.readDocument(
+        {
+          upload: requireUpload(req, ['file'], 'an image or PDF'),
+          language: body.language,
+          analyze: body.analyze,
+          search: body.search,
+        },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function faceRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function faceRoute({ config, useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/face',
@@ -186,31 +108,22 @@ function faceRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     tags: ['sub-services'],
     body: FaceFormSchema,
     bodyContentType: 'multipart/form-data',
-    bodyParser: uploadParser(rt, ['file', 'image']),
+    bodyParser: uploadParser(config, ['file', 'image']),
     response: FaceResponseSchema,
     responses: SUBSERVICE_RESPONSES,
     requiresReady: false,
-    handler: async ({ body, req, signal, admittedAt }) => {
-      const upload = requireUpload(req, ['file', 'image'], 'an image');
-      counted(rt, 'face_recognize');
-      const timer = new StepTimer(rt, null);
-      const face = await timer.run('recognize', { subservice: 'face' }, () =>
-        subs.recognizeFaces(upload, { confidenceThreshold: body.confidence_threshold }, signal),
-      );
-      return {
-        intent: 'face_recognize' as const,
-        model: null,
-        message: face.message,
-        faces_detected: face.data.faces_detected,
-        faces: face.data.faces,
-        recognition: face.data,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, req, signal, admittedAt }) =>
+      useCases.recognizeFaces(
+        {
+          upload: requireUpload(req, ['file', 'image'], 'an image'),
+          confidenceThreshold: body.confidence_threshold,
+        },
+        { signal, since: admittedAt },
+      ),
   });
 }
 
-function ttsRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function ttsRoute({ useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/tts',
@@ -224,30 +137,11 @@ function ttsRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     response: TtsResponseSchema,
     responses: SUBSERVICE_RESPONSES,
     requiresReady: false,
-    handler: async ({ body, signal, admittedAt }) => {
-      counted(rt, 'tts');
-      const timer = new StepTimer(rt, null);
-      const audio = await timer.run('tts', { subservice: 'tts' }, () => subs.speak(body, signal));
-      return {
-        intent: 'tts' as const,
-        model: null,
-        audio_base64: audio.audio_base64,
-        format: audio.format,
-        mime_type: audio.mime_type,
-        sample_rate: audio.sample_rate,
-        duration_seconds: audio.duration_seconds,
-        size_bytes: audio.size_bytes,
-        engine: audio.engine,
-        voice: audio.voice,
-        language: audio.language,
-        speed: audio.speed,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, signal, admittedAt }) => useCases.speak(body, { signal, since: admittedAt }),
   });
 }
 
-function searchRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function searchRoute({ useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/search',
@@ -261,30 +155,11 @@ function searchRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     response: SearchResponseSchema,
     responses: SUBSERVICE_RESPONSES,
     requiresReady: false,
-    handler: async ({ body, signal, admittedAt }) => {
-      counted(rt, 'search_code');
-      const timer = new StepTimer(rt, null);
-      const found = await timer.run('code_search', { subservice: 'codesearch' }, () =>
-        subs.search(body, signal),
-      );
-      return {
-        intent: 'search_code' as const,
-        model: null,
-        query: found.query,
-        mode: found.mode,
-        mode_reason: found.mode_reason ?? null,
-        code_types: found.code_types,
-        missing_types: found.missing_types,
-        warnings: found.warnings,
-        expansions: found.expansions ?? [],
-        results: found.results,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, signal, admittedAt }) => useCases.searchCodes(body, { signal, since: admittedAt }),
   });
 }
 
-function patientRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
+function patientRoute({ useCases }: RoutesContext): AnyRoute {
   return defineRoute({
     method: 'post',
     path: '/patient',
@@ -299,20 +174,6 @@ function patientRoute(rt: AgentRuntime, subs: SubserviceClients): AnyRoute {
     response: PatientResponseSchema,
     responses: { ...SUBSERVICE_RESPONSES, 404: { description: 'patient_sim: unknown patient_id' } },
     requiresReady: false,
-    handler: async ({ body, signal, admittedAt }) => {
-      counted(rt, 'patient_sim');
-      const timer = new StepTimer(rt, null);
-      const turn = await timer.run('patient', { subservice: 'patient_sim' }, () =>
-        subs.patient(body, signal),
-      );
-      const { model: patientModel, processing_time_ms: _simulatorMs, ...rest } = turn;
-      return {
-        ...rest,
-        intent: 'patient_sim' as const,
-        model: null,
-        patient_model: patientModel ?? null,
-        processing_time_ms: finishTiming(rt, admittedAt, timer),
-      };
-    },
+    handler: ({ body, signal, admittedAt }) => useCases.talkToPatient(body, { signal, since: admittedAt }),
   });
 }

@@ -8,23 +8,19 @@ import {
   checkBearer,
   toHttpError,
   type AuthOptions,
+  type ConcurrencyGate,
+  type Logger,
+  type ReadinessSignal,
 } from '@clinicalsuite/kit';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { z } from 'zod';
-import { isLlmIntent } from '../domain/prompts.js';
+import type { AgentConfig } from '../config.js';
+import { checkMessageLength } from '../domain/messages.js';
 import { INTENTS, UPSTREAM_IDS } from '../domain/types.js';
+import type { AgentMetrics } from '../metrics.js';
 import { LanguageSchema, SessionIdSchema } from '../schemas/api.js';
-import type { IntentActions } from './actions.js';
-import {
-  checkLength,
-  decideIntent,
-  dispatch,
-  llmTurnRequest,
-  runnableIntent,
-  type DispatchInput,
-} from './conversation.js';
-import type { AgentRuntime } from './runtime.js';
-import { sendWhole, streamTurn, type FragmentSink } from './turns.js';
+import type { MessageUseCase } from '../use-cases/message.js';
+import type { TurnEvent } from '../use-cases/streamed-turn.js';
 
 /**
  * `WS /ws/chat` (spec, Events): the client authenticates with `?token=` or with a first frame
@@ -61,15 +57,22 @@ export const WsMessageSchema = z.object({
 });
 
 export interface ChatSocketOptions {
-  readonly rt: AgentRuntime;
+  readonly config: AgentConfig;
+  /** The tokens, and the scopes one of which a token needs. */
   readonly auth: AuthOptions;
-  readonly actions: IntentActions;
-  readonly scopes: readonly string[];
+  readonly readiness: ReadinessSignal;
+  readonly gate: ConcurrencyGate;
+  readonly metrics: Pick<AgentMetrics, 'wsConnections' | 'wsAuthFailures'>;
+  readonly logger: Logger;
+  /** Each message is answered by `useCases.message`. */
+  readonly useCases: { readonly message: MessageUseCase };
 }
 
 export interface ChatSocket {
-  /** Closes every connection (1001) and stops their work. */
-  close(): void;
+  /** Serves `WS /ws/chat` on the listening server. */
+  readonly attach: (server: Server) => void;
+  /** Closes every connection (1001) and stops their work; a server attached later is not served. */
+  readonly close: () => void;
 }
 
 /**
@@ -102,13 +105,13 @@ class PendingSockets {
   }
 }
 
-export function attachChatSocket(server: Server, options: ChatSocketOptions): ChatSocket {
-  const { rt } = options;
+export function chatSocket(options: ChatSocketOptions): ChatSocket {
+  const { config } = options;
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: Math.max(64 * 1024, rt.config.AGENT_MAX_MESSAGE_CHARS * 4 + 4096),
+    maxPayload: Math.max(64 * 1024, config.AGENT_MAX_MESSAGE_CHARS * 4 + 4096),
   });
-  const pending = new PendingSockets(rt.config.AGENT_WS_MAX_PENDING_PER_IP, rt.config.AGENT_WS_MAX_PENDING);
+  const pending = new PendingSockets(config.AGENT_WS_MAX_PENDING_PER_IP, config.AGENT_WS_MAX_PENDING);
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://agent');
     if (url.pathname !== WS_PATH) {
@@ -126,10 +129,17 @@ export function attachChatSocket(server: Server, options: ChatSocketOptions): Ch
       ).start();
     });
   };
-  server.on('upgrade', onUpgrade);
+  let attached: Server | undefined;
+  let closed = false;
   return {
-    close() {
-      server.off('upgrade', onUpgrade);
+    attach: (server) => {
+      if (closed) return;
+      attached = server;
+      server.on('upgrade', onUpgrade);
+    },
+    close: () => {
+      closed = true;
+      attached?.off('upgrade', onUpgrade);
       for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'server shutting down');
       wss.close();
     },
@@ -156,10 +166,10 @@ class Connection {
   ) {}
 
   start(): void {
-    const { rt } = this.options;
-    rt.metrics.wsConnections.inc();
+    const { metrics, logger, config } = this.options;
+    metrics.wsConnections.inc();
     this.ws.on('close', () => {
-      rt.metrics.wsConnections.dec();
+      metrics.wsConnections.dec();
       this.releasePending();
       this.closed.abort(new ClientClosedRequestError());
       this.current?.abort(new ClientClosedRequestError());
@@ -177,14 +187,14 @@ class Connection {
       this.ws.ping();
     }, PING_MS);
     ping.unref();
-    this.ws.on('error', (error) => rt.logger.debug({ err: error }, 'websocket error'));
+    this.ws.on('error', (error) => logger.debug({ err: error }, 'websocket error'));
     if (this.queryToken !== null) {
       if (!this.authenticate(this.queryToken)) return;
     } else {
       const full = this.pending.take(this.address);
       if (full !== null) {
-        rt.metrics.wsAuthFailures.inc({ reason: `pending_${full}` });
-        rt.logger.warn(
+        metrics.wsAuthFailures.inc({ reason: `pending_${full}` });
+        logger.warn(
           { ip: this.address, cap: full },
           'websocket refused: too many sockets waiting for authentication',
         );
@@ -200,7 +210,7 @@ class Connection {
       const timer = setTimeout(() => {
         if (!this.authed)
           this.refuse('timeout', 'authentication required: send {"type":"auth","token":...} first');
-      }, rt.config.AGENT_WS_AUTH_TIMEOUT_MS);
+      }, config.AGENT_WS_AUTH_TIMEOUT_MS);
       timer.unref();
       this.ws.once('close', () => clearTimeout(timer));
     }
@@ -243,7 +253,7 @@ class Connection {
 
   /** Checks a token; on failure closes with 1008 and the reason. */
   private authenticate(token: string): boolean {
-    const check = checkBearer(this.options.auth.tokens, this.options.scopes, token);
+    const check = checkBearer(this.options.auth.tokens, this.options.auth.scopes ?? [], token);
     if (check !== 'ok') {
       this.refuse(check, check === 'invalid' ? 'invalid token' : 'the token lacks the ai_agent scope');
       return false;
@@ -261,8 +271,8 @@ class Connection {
   }
 
   private refuse(reason: string, message: string): void {
-    this.options.rt.metrics.wsAuthFailures.inc({ reason });
-    this.options.rt.logger.info({ reason }, 'websocket authentication failed');
+    this.options.metrics.wsAuthFailures.inc({ reason });
+    this.options.logger.info({ reason }, 'websocket authentication failed');
     this.ws.close(CLOSE_POLICY, message.slice(0, 120));
   }
 
@@ -279,7 +289,7 @@ class Connection {
   }
 
   private async answer(frame: unknown): Promise<void> {
-    const { rt, actions } = this.options;
+    const { config, readiness, gate, logger } = this.options;
     const body = WsMessageSchema.safeParse(frame);
     if (!body.success) {
       const fields = body.error.issues
@@ -295,43 +305,37 @@ class Connection {
     const deadline = setTimeout(
       () =>
         controller.abort(
-          new GatewayTimeoutError(`The request exceeded the ${rt.config.REQUEST_TIMEOUT_MS} ms deadline`),
+          new GatewayTimeoutError(`The request exceeded the ${config.REQUEST_TIMEOUT_MS} ms deadline`),
         ),
-      rt.config.REQUEST_TIMEOUT_MS,
+      config.REQUEST_TIMEOUT_MS,
     );
     const signal = AbortSignal.any([controller.signal, this.closed.signal]);
     let release: (() => void) | undefined;
     try {
       // The same limit as over HTTP (maxPayload only bounds the frame's bytes, about 4x it); a
       // message too long is refused as such whether or not the agent is ready.
-      checkLength(rt, body.data.message);
-      if (!rt.readiness.ready)
-        throw new ServiceUnavailableError(`Service not ready: ${rt.readiness.reason ?? 'starting'}`);
-      release = await rt.gate.acquire(signal);
+      checkMessageLength(body.data.message, config.AGENT_MAX_MESSAGE_CHARS);
+      if (!readiness.ready)
+        throw new ServiceUnavailableError(`Service not ready: ${readiness.reason ?? 'starting'}`);
+      release = await gate.acquire(signal);
       const b = body.data;
-      const input: DispatchInput = {
-        text: b.message,
-        language: b.language,
-        sessionId: b.session_id,
-        force: b.force_intent,
-        prefer: b.force_llm,
-        patientId: b.patient_id,
-      };
-      const decision = runnableIntent(await decideIntent(rt, input, signal), {
-        file: false,
-        patient: b.patient_id !== undefined,
-      });
-      const sink = this.sink(signal);
-      if (isLlmIntent(decision.intent)) {
-        rt.metrics.intents.inc({ intent: decision.intent, source: decision.source });
-        await streamTurn(rt, llmTurnRequest(rt, input, decision.intent, decision), signal, sink, 'ws');
-      } else {
-        await sendWhole(sink, await dispatch(rt, actions, input, decision, signal, rt.logger, receivedAt));
-      }
+      const events = this.options.useCases.message.stream(
+        {
+          text: b.message,
+          language: b.language,
+          sessionId: b.session_id,
+          force: b.force_intent,
+          prefer: b.force_llm,
+          patientId: b.patient_id,
+        },
+        { signal, log: logger, since: receivedAt },
+        'ws',
+      );
+      for await (const event of events) await this.render(event, signal);
     } catch (error) {
       if (this.closed.signal.aborted) return;
       const e = toHttpError(signal.aborted && signal.reason instanceof Error ? signal.reason : error);
-      if (e.status >= 500) rt.logger.warn({ err: error, status: e.status }, 'websocket reply failed');
+      if (e.status >= 500) logger.warn({ err: error, status: e.status }, 'websocket reply failed');
       this.sendError(e.status, e.code, e.message);
       this.send('[DONE]');
     } finally {
@@ -341,20 +345,32 @@ class Connection {
     }
   }
 
-  private sink(signal: AbortSignal): FragmentSink {
-    return {
-      start: (meta) => this.send(JSON.stringify({ type: 'metadata', ...meta })),
-      data: (data) => this.sendAndWait(JSON.stringify({ type: 'data', data }), signal),
-      fragment: (text) => this.sendAndWait(text, signal),
-      end: (recorded) => {
-        if (recorded.session_deleted === true) {
+  /** One event of a reply as frames: metadata, data, text fragments, `[DONE]`. */
+  private async render(event: TurnEvent, signal: AbortSignal): Promise<void> {
+    switch (event.type) {
+      case 'start':
+        this.send(
+          JSON.stringify({
+            type: 'metadata',
+            intent: event.intent,
+            model: event.model,
+            session_id: event.session_id,
+          }),
+        );
+        return;
+      case 'data':
+        return this.sendAndWait(JSON.stringify({ type: 'data', data: event.data }), signal);
+      case 'fragment':
+        return this.sendAndWait(event.text, signal);
+      case 'end':
+        if (event.recorded.session_deleted === true) {
           this.send(
-            JSON.stringify({ type: 'session', session_id: recorded.session_id, session_deleted: true }),
+            JSON.stringify({ type: 'session', session_id: event.recorded.session_id, session_deleted: true }),
           );
         }
         this.send('[DONE]');
-      },
-    };
+        return;
+    }
   }
 
   private send(text: string): void {

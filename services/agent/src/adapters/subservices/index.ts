@@ -1,12 +1,18 @@
 import type { Logger } from '@clinicalsuite/kit';
-import type { z } from 'zod';
 import type { AgentConfig } from '../../config.js';
 import {
   SUBSERVICE_IDS,
+  type CodeSearchBody,
+  type FaceBody,
   type OcrResult,
+  type PatientBody,
+  type PatientRequest,
+  type SearchRequest,
+  type SpeakRequest,
   type SubserviceId,
   type Subservices,
   type TranscriptionResult,
+  type TtsBody,
   type Upload,
 } from '../../domain/subservices.js';
 import type { Language } from '../../domain/types.js';
@@ -41,33 +47,6 @@ export { SubserviceEndpoint, messageOf, notConfigured, type SubserviceHealth } f
  *
  * and `GET /health` of each for /status.
  */
-
-export type SttBody = z.output<typeof SttBodySchema>;
-export type OcrBody = z.output<typeof OcrBodySchema>;
-export type TtsBody = z.output<typeof TtsBodySchema>;
-export type CodeSearchBody = z.output<typeof CodeSearchBodySchema>;
-export type PatientBody = z.output<typeof PatientBodySchema>;
-export type FaceBody = z.output<typeof FaceBodySchema>;
-
-export interface SpeakRequest {
-  readonly text: string;
-  readonly language: Language;
-  readonly speed: number;
-  readonly format: 'wav' | 'mp3';
-}
-
-export interface SearchRequest {
-  readonly query: string;
-  readonly code_types: readonly AgentCodeType[] | null;
-  readonly top_k: number;
-  readonly hybrid: boolean;
-}
-
-export interface PatientRequest {
-  readonly message: string;
-  readonly patient_id: string;
-  readonly session_id: string | null;
-}
 
 /**
  * The agent's code types are the code search's own (its `GET /code_types`: ICD10, ICPC2, CPT,
@@ -115,11 +94,12 @@ export class SubserviceClients implements Subservices {
     return this.endpoints[id].configured;
   }
 
-  async transcribe(
-    file: Upload,
-    language: Language,
-    signal: AbortSignal,
-  ): Promise<TranscriptionResult & { raw: SttBody }> {
+  /** Throws the 503 naming the sub-service's `<NAME>_URL` when it is not configured. */
+  ensureConfigured(id: SubserviceId): void {
+    this.endpoints[id].ensureConfigured();
+  }
+
+  async transcribe(file: Upload, language: Language, signal: AbortSignal): Promise<TranscriptionResult> {
     const form = fileForm(file);
     form.append('language', language);
     const body = await this.endpoints.stt.call(
@@ -130,7 +110,7 @@ export class SubserviceClients implements Subservices {
     return { text: body.text, language: body.language, raw: body };
   }
 
-  async ocr(file: Upload, signal: AbortSignal): Promise<OcrResult & { raw: OcrBody }> {
+  async ocr(file: Upload, signal: AbortSignal): Promise<OcrResult> {
     const body = await this.endpoints.ocr.call(
       { method: 'POST', path: '/ocr', body: fileForm(file) },
       OcrBodySchema,

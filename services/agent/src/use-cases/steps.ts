@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { BadRequestError, ValidationError, multipart, uploadedFiles } from '@clinicalsuite/kit';
-import type { SubserviceClients } from '../adapters/subservices/index.js';
+import { ValidationError } from '@clinicalsuite/kit';
 import {
   codeQueries,
   documentBudgetBytes,
@@ -10,83 +9,26 @@ import {
   type DocumentTask,
   type QueryHits,
 } from '../domain/pipelines.js';
-import type { SubserviceId, Upload } from '../domain/subservices.js';
+import type { SubserviceId, Subservices, Upload } from '../domain/subservices.js';
 import type { ChatMessage, ConcreteIntent, Language, LlmResult, UpstreamId } from '../domain/types.js';
 import type { AgentCodeType, Step } from '../schemas/subservices.js';
-import type { AgentRuntime } from './runtime.js';
+import type { UseCaseDeps } from './ports.js';
 
 /**
- * What the sub-service endpoints (routes/subservices.ts) and the pipelines (routes/pipelines.ts)
- * share: the documented errors, reading an upload, timing steps, an LLM call on a document, and
- * the code search over a document's lines.
+ * What the sub-service use cases and the pipelines share: timing steps, an LLM call on a document,
+ * the code search over a document's lines, and a transcript or a text that must not be empty.
  */
 
-/** The errors every sub-service endpoint documents. */
-export const SUBSERVICE_RESPONSES = {
-  413: { description: 'The upload is over AGENT_UPLOAD_MAX_BYTES, or the sub-service found it too large' },
-  415: {
-    description: 'Not multipart, or the sub-service refused the file type (its message, prefixed by its id)',
-  },
-  422: {
-    description: 'A field is invalid (the sub-service’s own 422 keeps its field list, messages prefixed)',
-  },
-  502: {
-    description:
-      'The sub-service is unreachable, failed or timed out (AGENT_SUBSERVICE_TIMEOUT_MS), or every LLM ' +
-      'failed or timed out (the message names which)',
-  },
-  503: {
-    description: 'The sub-service is not configured (names its `<NAME>_URL`) or not ready (its reason)',
-  },
-  504: { description: "The request passed the agent's own deadline (REQUEST_TIMEOUT_MS)" },
-} as const;
-
-/** The kit's multipart parser for `fields`, with the agent's upload limit (413 past it). */
-export function uploadParser(rt: AgentRuntime, fields: readonly string[] = ['file']) {
-  return multipart({
-    files: fields.map((name) => ({ name, maxCount: 1 })),
-    maxFileBytes: rt.config.AGENT_UPLOAD_MAX_BYTES,
-  });
-}
-
-/** The one file sent in any of `fields` (422 when none, 400 when several or empty). */
-export function requireUpload(
-  req: Parameters<typeof uploadedFiles>[0],
-  fields: readonly string[],
-  what: string,
-): Upload {
-  const files = fields.flatMap((field) => uploadedFiles(req, field).map((file) => ({ field, file })));
-  const first = files[0];
-  if (first?.file.buffer === undefined) {
-    throw new ValidationError([
-      {
-        loc: ['body', fields[0] ?? 'file'],
-        msg: `${what} is required as the multipart file part ${fields.map((f) => `\`${f}\``).join(' or ')}`,
-        type: 'missing',
-      },
-    ]);
-  }
-  if (files.length > 1) {
-    throw new BadRequestError(`Send one file, in ${fields.map((f) => `\`${f}\``).join(' or ')}`, {
-      code: 'too_many_files',
-      param: first.field,
-    });
-  }
-  if (first.file.size === 0) {
-    throw new BadRequestError(`The uploaded file is empty (${what} expected)`, {
-      code: 'empty_file',
-      param: first.field,
-    });
-  }
-  return { buffer: first.file.buffer, filename: first.file.originalname, mimetype: first.file.mimetype };
-}
+export type StepDeps = Pick<UseCaseDeps, 'config' | 'router' | 'metrics'> & {
+  readonly subservices: Subservices;
+};
 
 /** Runs and times the steps of one request; pipelines also observe `agent_pipeline_step_duration_seconds`. */
 export class StepTimer {
   readonly steps: Step[] = [];
 
   constructor(
-    private readonly rt: AgentRuntime,
+    private readonly deps: Pick<StepDeps, 'metrics'>,
     /** The pipeline's name, or null outside pipelines (no step metric). */
     private readonly pipeline: string | null,
   ) {}
@@ -104,7 +46,7 @@ export class StepTimer {
     const value = await work();
     const ms = performance.now() - started;
     if (this.pipeline !== null)
-      this.rt.metrics.pipelineSteps.observe({ pipeline: this.pipeline, step: name }, ms / 1000);
+      this.deps.metrics.pipelineSteps.observe({ pipeline: this.pipeline, step: name }, ms / 1000);
     this.steps.push({
       name,
       ms: round(ms),
@@ -127,26 +69,26 @@ export class StepTimer {
 }
 
 /** The request's end: `processing_time_ms`, and the agent's own share of it in `agent_overhead_seconds`. */
-export function finishTiming(rt: AgentRuntime, admittedAt: number, timer: StepTimer): number {
-  const total = performance.now() - admittedAt;
-  rt.metrics.overhead.observe(Math.max(0, total - timer.total) / 1000);
+export function finishTiming(deps: Pick<StepDeps, 'metrics'>, since: number, timer: StepTimer): number {
+  const total = performance.now() - since;
+  deps.metrics.overhead.observe(Math.max(0, total - timer.total) / 1000);
   return round(total);
 }
 
 /** One LLM call through the router, with the agent's token and temperature settings. */
 export function complete(
-  rt: AgentRuntime,
+  deps: Pick<StepDeps, 'config' | 'router'>,
   messages: readonly ChatMessage[],
   intent: ConcreteIntent,
   signal: AbortSignal,
   jsonSchema?: { name: string; schema: Record<string, unknown> },
 ): Promise<LlmResult> {
-  return rt.router.complete(
+  return deps.router.complete(
     {
       messages,
       intent,
-      maxTokens: rt.config.AGENT_MAX_TOKENS,
-      temperature: rt.config.AGENT_TEMPERATURE,
+      maxTokens: deps.config.AGENT_MAX_TOKENS,
+      temperature: deps.config.AGENT_TEMPERATURE,
       ...(jsonSchema === undefined ? {} : { jsonSchema }),
     },
     signal,
@@ -154,8 +96,8 @@ export function complete(
 }
 
 /** UTF-8 bytes of document a prompt may carry with the agent's context and reply settings. */
-export function documentBudget(rt: AgentRuntime): number {
-  return documentBudgetBytes(rt.config.AGENT_CONTEXT_TOKENS, rt.config.AGENT_MAX_TOKENS);
+export function documentBudget(deps: Pick<StepDeps, 'config'>): number {
+  return documentBudgetBytes(deps.config.AGENT_CONTEXT_TOKENS, deps.config.AGENT_MAX_TOKENS);
 }
 
 export interface DocumentAnalysis {
@@ -166,7 +108,7 @@ export interface DocumentAnalysis {
 
 /** `task` on `text` as a timed step: the LLM's text, the upstream that answered, whether the text was cut. */
 export async function analyseDocument(
-  rt: AgentRuntime,
+  deps: Pick<StepDeps, 'config' | 'router'>,
   timer: StepTimer,
   step: string,
   task: DocumentTask,
@@ -175,14 +117,14 @@ export async function analyseDocument(
   intent: ConcreteIntent,
   signal: AbortSignal,
 ): Promise<DocumentAnalysis> {
-  const prompt = documentMessages(task, text, language, documentBudget(rt));
+  const prompt = documentMessages(task, text, language, documentBudget(deps));
   const result = await timer.run(
     step,
     {
       model: (r) => r.model,
       detail: () => (prompt.truncated ? 'the text was cut to fit the model’s context' : null),
     },
-    () => complete(rt, prompt.messages, intent, signal),
+    () => complete(deps, prompt.messages, intent, signal),
   );
   return { text: result.text.trim(), model: result.model, truncated: prompt.truncated };
 }
@@ -212,15 +154,15 @@ export interface DocumentCodes {
  * the code search answered.
  */
 export async function documentCodes(
-  subs: SubserviceClients,
+  subs: Subservices,
   text: string,
   types: readonly AgentCodeType[],
   signal: AbortSignal,
 ): Promise<DocumentCodes> {
   // Asking for codes without a code search is the 503 naming CODE_SEARCH_URL, even for a blank text.
-  subs.endpoints.codesearch.ensureConfigured();
+  subs.ensureConfigured('codesearch');
   const queries = codeQueries(text, MAX_QUERIES, MAX_QUERY_CHARS);
-  const answers = new Array<Awaited<ReturnType<SubserviceClients['search']>>>(queries.length);
+  const answers = new Array<Awaited<ReturnType<Subservices['search']>>>(queries.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < queries.length) {
@@ -252,6 +194,53 @@ export async function documentCodes(
     queries: hits.map((h) => ({ query: h.query, results: [...h.results] })),
     candidates: mergeCandidates(hits, MAX_CANDIDATES),
   };
+}
+
+/** A recording's transcript as a timed step; no speech is 422 (nothing to work on). */
+export async function transcript(
+  deps: Pick<StepDeps, 'subservices'>,
+  timer: StepTimer,
+  upload: Upload,
+  language: Language,
+  signal: AbortSignal,
+): Promise<string> {
+  const stt = await timer.run(
+    'transcribe',
+    { subservice: 'stt', detail: (r) => `${r.text.length} characters` },
+    () => deps.subservices.transcribe(upload, language, signal),
+  );
+  const text = stt.text.trim();
+  if (text === '') {
+    throw new ValidationError([
+      {
+        loc: ['body', 'file'],
+        msg: 'no speech was recognised in the audio: nothing to work on',
+        type: 'no_speech',
+      },
+    ]);
+  }
+  return text;
+}
+
+/** An image's text as a timed step; no text is 422 (nothing to work on). */
+export async function ocrText(
+  deps: Pick<StepDeps, 'subservices'>,
+  timer: StepTimer,
+  upload: Upload,
+  signal: AbortSignal,
+): Promise<{ text: string; meanConfidence: number | null }> {
+  const ocr = await timer.run(
+    'ocr',
+    { subservice: 'ocr', detail: (r) => `${r.text.length} characters` },
+    () => deps.subservices.ocr(upload, signal),
+  );
+  const text = ocr.text.trim();
+  if (text === '') {
+    throw new ValidationError([
+      { loc: ['body', 'file'], msg: 'no text was found in the image: nothing to work on', type: 'no_text' },
+    ]);
+  }
+  return { text, meanConfidence: ocr.raw.mean_confidence ?? null };
 }
 
 function round(ms: number): number {

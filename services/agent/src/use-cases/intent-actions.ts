@@ -1,16 +1,39 @@
-import { BadRequestError } from '@clinicalsuite/kit';
-import type { Shell } from '../adapters/shell/index.js';
-import type { SubserviceClients } from '../adapters/subservices/index.js';
-import type { Upload } from '../domain/subservices.js';
-import type { IntentActions } from './actions.js';
-import type { FaceAction } from './run-multipart.js';
+import { BadRequestError, type Logger } from '@clinicalsuite/kit';
+import type { Subservices, Upload } from '../domain/subservices.js';
+import type { ConcreteIntent, Language } from '../domain/types.js';
+import type { ShellPort } from './ports.js';
 
 /**
- * `/run`'s answers for the intents no LLM answers: the code search, speech, the patient simulator
- * and the shell. Each reply's text is what the sub-service produced (codes and titles, the patient's
- * words, the command's output), never an LLM's paraphrase; the whole result is in `data`.
+ * What a message (`/run`, `/run/multipart`, `/ws/chat`) does for an intent that no LLM answers: the
+ * code search, speech, the patient simulator and the shell, one function per intent, and the face
+ * service for an image. Each reply's text is what the sub-service produced (codes and titles, the
+ * patient's words, the command's output), never an LLM's paraphrase; the whole result is in `data`.
  */
-export function buildIntentActions(subs: SubserviceClients, shell: Shell): IntentActions {
+
+export interface ActionInput {
+  readonly text: string;
+  readonly language: Language;
+  readonly sessionId: string | null;
+  readonly patientId?: string | undefined;
+}
+
+export interface ActionReply {
+  /** The text reply (recorded in the session). */
+  readonly response: string;
+  /** What produced it: a sub-service id or `shell`. */
+  readonly model: string;
+  /** The sub-service's structured result. */
+  readonly data: Record<string, unknown>;
+}
+
+export type IntentAction = (input: ActionInput, signal: AbortSignal, log: Logger) => Promise<ActionReply>;
+
+export type IntentActions = Partial<Record<ConcreteIntent, IntentAction>>;
+
+/** An image's faces, recognised by the face service. */
+export type FaceAction = (file: Upload, signal: AbortSignal) => Promise<ActionReply>;
+
+export function intentActions(subs: Subservices, shell: Pick<ShellPort, 'run'>): IntentActions {
   return {
     search_code: async ({ text }, signal) => {
       const found = await subs.search({ query: text, code_types: null, top_k: 10, hybrid: true }, signal);
@@ -50,9 +73,9 @@ function noCodes(query: string): string {
   return `No code found for "${query.slice(0, 80)}"`;
 }
 
-/** `/run/multipart` with the face intent: the face service's recognitions, as text and data. */
-export function faceAction(subs: SubserviceClients): FaceAction {
-  return async (file: Upload, signal: AbortSignal) => {
+/** The face intent with an image: the face service's recognitions, as text and data. */
+export function faceAction(subs: Subservices): FaceAction {
+  return async (file, signal) => {
     const body = await subs.recognizeFaces(file, {}, signal);
     const faces = body.data.faces;
     const known = faces.filter((f) => f.recognized).map((f) => f.person_name);
