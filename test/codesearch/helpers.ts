@@ -69,8 +69,9 @@ export async function startCodesearch(env: Record<string, string> = {}): Promise
     processMetrics: false,
     workerExecArgv: WORKER_EXEC_ARGV,
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  await service.start();
+  // serve() loads the code sets once it listens (then the embedding model), and closes them on shutdown.
+  const server = await serve(service.kit, { signals: [], exit: false });
+  await service.codeSets.settled();
   return { service, server, url: server.url, dataDir, logs, close: () => server.shutdown('test finished') };
 }
 

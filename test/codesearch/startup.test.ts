@@ -1,4 +1,6 @@
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -8,7 +10,11 @@ import { loadCodesearchConfig } from '../../services/codesearch/src/config.js';
 
 describe('codesearch start-up', () => {
   it('answers 503 with the reason until the code sets are loaded, then 200', async () => {
+    // The curated terms come through a named pipe: loading waits on it until the test writes them.
+    const viTerms = join(mkdtempSync(join(tmpdir(), 'codesearch-terms-')), 'vi-terms.csv');
+    execFileSync('mkfifo', [viTerms]);
     const config = loadCodesearchConfig({
+      CODESEARCH_VI_TERMS_PATH: viTerms,
       HOST: '127.0.0.1',
       PORT: '0',
       DATA_DIR: mkdtempSync(join(tmpdir(), 'codesearch-start-')),
@@ -22,7 +28,8 @@ describe('codesearch start-up', () => {
       logger: createLogger({ service: 'codesearch', level: 'silent' }),
       processMetrics: false,
     });
-    const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
+    const server = await serve(service.kit, { signals: [], exit: false });
+    let written = false;
     try {
       const before = await fetch(`${server.url}/health`);
       expect(before.status).toBe(503);
@@ -38,7 +45,9 @@ describe('codesearch start-up', () => {
       });
       expect(search.status).toBe(503);
       expect(JSON.stringify(await search.json())).toMatch(/loading the code sets/);
-      await service.start();
+      await writeFile(viTerms, readFileSync(loadCodesearchConfig({}).viTermsPath));
+      written = true;
+      await service.codeSets.settled();
       expect((await fetch(`${server.url}/health`)).status).toBe(200);
       // Nothing fetched, nothing imported: every type is reported missing, with what to do.
       const empty = (await (
@@ -51,6 +60,8 @@ describe('codesearch start-up', () => {
       expect(empty.missing_types).toEqual(['ICD10']);
       expect(empty.warnings[0]).toMatch(/npm run models -- fetch codesearch-icd10cm/);
     } finally {
+      // A load still waiting on the pipe ends (with no terms) so that the service can close.
+      if (!written) await writeFile(viTerms, '');
       await server.shutdown('test finished');
     }
   });

@@ -56,8 +56,8 @@ export async function startFace(
     logger: createLogger({ service: 'face', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  service.host.start();
+  // serve() loads the models once it listens, and frees them and closes the registry on shutdown.
+  const server = await serve(service.kit, { signals: [], exit: false });
   if (settle) await service.host.settled();
   return { service, server, url: server.url, dataDir, logs, close: () => server.shutdown('test finished') };
 }

@@ -37,12 +37,8 @@ export async function startMedllmService(env: Record<string, string>): Promise<{
     logger: createLogger({ service: 'medllm', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
   });
-  const server = await serve(service.kit, {
-    signals: [],
-    exit: false,
-    onShutdown: () => service.backend.close(),
-  });
-  service.backend.start();
+  // serve() starts llama-server once it listens, and stops it on shutdown.
+  const server = await serve(service.kit, { signals: [], exit: false });
   return { service, server, logs };
 }
 

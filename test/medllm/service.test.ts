@@ -350,7 +350,7 @@ describe('a backend that cannot load its model', () => {
     }
     const warnings = srv.logs.filter((l) => l.level === 'warn').map((l) => String(l.msg));
     expect(warnings.some((m) => m.includes('error loading model'))).toBe(true);
-    const delays = srv.logs.filter((l) => typeof l.restartInMs === 'number').map((l) => l.restartInMs);
+    const delays = srv.logs.filter((l) => typeof l.retryInMs === 'number').map((l) => l.retryInMs);
     expect(delays.slice(0, 4)).toEqual([50, 100, 200, 400]);
     expect(
       (

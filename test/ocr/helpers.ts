@@ -30,9 +30,9 @@ export async function startOcr(env: Record<string, string> = {}): Promise<OcrTes
     processMetrics: false,
     engineRetryMs: 60_000,
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  service.host.start();
-  await service.host.settled();
+  // serve() starts the engine once it listens; the first look for it is awaited (found or not).
+  const server = await serve(service.kit, { signals: [], exit: false });
+  await service.engine.attempted();
   return { service, server, url: server.url, logs, close: () => server.shutdown('test finished') };
 }
 

@@ -32,8 +32,8 @@ export async function startStt(env: Record<string, string> = {}, settle = true):
     logger: createLogger({ service: 'stt', level: config.LOG_LEVEL, destination }),
     processMetrics: false,
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  service.start();
+  // serve() starts the engines once it listens, and stops them on shutdown.
+  const server = await serve(service.kit, { signals: [], exit: false });
   if (settle) await service.settled();
   return { service, server, url: server.url, logs, close: () => server.shutdown('test finished') };
 }

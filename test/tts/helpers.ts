@@ -40,9 +40,9 @@ export async function startTts(env: Record<string, string> = {}): Promise<TtsTes
     processMetrics: false,
     retryMs: 50,
   });
-  const server = await serve(service.kit, { signals: [], exit: false, onShutdown: () => service.close() });
-  service.start();
-  if (env['ESPEAK_PATH'] === undefined) await service.engines.settled();
+  // serve() checks espeak-ng and loads the voices once it listens (and frees them on shutdown).
+  const server = await serve(service.kit, { signals: [], exit: false });
+  if (env['ESPEAK_PATH'] === undefined) await service.kit.settled();
   return { service, server, url: server.url, logs, close: () => server.shutdown('test finished') };
 }
 

@@ -1,5 +1,6 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Catalog } from './adapters/catalog.js';
 
 /** The code search service's metrics (`codesearch_` prefix). */
 
@@ -71,5 +72,22 @@ export function createCodesearchMetrics(
       buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     }),
+  };
+}
+
+/** The gauges' readings from the catalog: codes and ready title vectors by type, titles embedded. */
+export function catalogGauges(catalog: Catalog): Parameters<typeof createCodesearchMetrics>[1] {
+  return {
+    codes: () => {
+      const out = new Map<string, number>();
+      for (const [t, [a, b]] of catalog.snapshot?.index.typeRanges ?? []) out.set(t, b - a);
+      return out;
+    },
+    vectors: () => {
+      const out = new Map<string, number>();
+      for (const [t, v] of catalog.snapshot?.vectors ?? []) out.set(t, v.state === 'ready' ? v.total : 0);
+      return out;
+    },
+    titlesEmbedded: () => catalog.titlesEmbedded,
   };
 }

@@ -5,6 +5,7 @@ import { loadFaceConfig } from './config.js';
 
 runMain(async () => {
   const config = loadFaceConfig();
+  // Opened first (a connection failure stops the service here); the kit closes it on shutdown.
   const registry =
     config.DATABASE_URL === undefined
       ? undefined
@@ -13,8 +14,6 @@ runMain(async () => {
           listenCheckMs: config.REGISTRY_LISTEN_CHECK_MS,
           queryTimeoutMs: config.REGISTRY_QUERY_TIMEOUT_MS,
         });
-  const service = buildFaceApp({ config, ...(registry === undefined ? {} : { registry }) });
-  await serve(service.kit, { onShutdown: () => service.close() });
   // Listening first: probes answer (503 with the reason) while the models load.
-  service.host.start();
+  await serve(buildFaceApp({ config, ...(registry === undefined ? {} : { registry }) }).kit);
 });

@@ -3,9 +3,6 @@ import { buildMedllmApp } from './app.js';
 import { loadMedllmConfig } from './config.js';
 
 runMain(async () => {
-  const config = loadMedllmConfig();
-  const { kit, backend } = buildMedllmApp({ config });
-  await serve(kit, { onShutdown: () => backend.close() });
   // Listening first: /health answers 502 with the reason while llama-server loads.
-  backend.start();
+  await serve(buildMedllmApp({ config: loadMedllmConfig() }).kit);
 });

@@ -1,19 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import {
-  Readiness,
+  createKit,
   serviceAuth,
-  buildApp,
   childLimits,
-  createLogger,
   type KitApp,
   type Logger,
+  type Resource,
 } from '@clinicalsuite/kit';
-import { GpuStatusReader } from '@clinicalsuite/kit/gpu';
-import { EngineHost } from './adapters/engine-host.js';
-import type { Stage } from './adapters/ocr-engine.js';
+import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
+import { engineOptions, openOcrEngine, type ReadyEngine } from './adapters/open-engine.js';
 import { ocrProcessRunner } from './adapters/process.js';
 import type { OcrConfig } from './config.js';
-import { createOcrMetrics, type OcrMetrics } from './metrics.js';
+import { createOcrMetrics } from './metrics.js';
 import { ocrHealthRoute, rootRoute, statusRoute } from './routes/info.js';
 import { ocrRoute } from './routes/ocr.js';
 import { PageStats, type OcrRuntime } from './routes/runtime.js';
@@ -31,7 +29,8 @@ export interface OcrDeps {
 
 export interface OcrService {
   readonly kit: KitApp;
-  readonly host: EngineHost;
+  /** tesseract, found and warmed up after the server listens (looked for again while missing). */
+  readonly engine: Resource<ReadyEngine>;
   /** Stops looking for the engine and kills any engine process still running. */
   close(): Promise<void>;
 }
@@ -42,71 +41,50 @@ export interface OcrService {
  */
 export function buildOcrApp(deps: OcrDeps): OcrService {
   const { config } = deps;
-  const logger = deps.logger ?? createLogger({ service: 'ocr', level: config.LOG_LEVEL });
-  const readiness = new Readiness('starting: looking for tesseract');
-  const gpu =
-    deps.gpu ??
-    new GpuStatusReader({
-      binary: config.NVIDIA_SMI_PATH,
-      ...(config.CUDA_VISIBLE_DEVICES === undefined ? {} : { visibleDevices: config.CUDA_VISIBLE_DEVICES }),
-    });
-  const runner = ocrProcessRunner(childLimits(config));
-  // The metrics exist once the app is built; the engine's stage timings reach them through this.
-  let metrics: OcrMetrics | undefined;
-  const observe = (stage: Stage, seconds: number): void => metrics?.stage.observe({ stage }, seconds);
-  const host = new EngineHost({
-    runner,
-    tesseract: {
-      binary: config.TESSERACT_PATH,
-      tessdataDir: config.TESSDATA_PREFIX,
-      timeoutMs: config.OCR_PROCESS_TIMEOUT_MS,
-    },
-    pdf: { pdfinfo: config.PDFINFO_PATH, timeoutMs: config.OCR_PROCESS_TIMEOUT_MS },
-    defaultLanguage: config.OCR_DEFAULT_LANGUAGE,
-    readiness,
-    logger,
-    retryMs: deps.engineRetryMs ?? 10_000,
-    observe,
-  });
   const auth = serviceAuth(config, { scope: 'ocr', tokenEnv: 'OCR_API_TOKEN', token: config.OCR_API_TOKEN });
-  const startedAt = performance.now();
-  const kit = buildApp({
+  const kit = createKit({
     service: 'ocr',
     title: 'OCR service',
     description:
       'Vietnamese and English text from images and PDFs, with per-line boxes and confidence, on tesseract 5.',
     version: OCR_VERSION,
     config,
-    logger,
-    readiness,
-    gpu,
+    startingReason: 'starting: looking for tesseract',
     gpuStatusPath: '/gpu_status',
     ...(auth === undefined ? {} : { auth }),
+    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
+    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
-    routes: (parts) => {
-      metrics = createOcrMetrics(parts.metrics);
-      const rt: OcrRuntime = {
-        config,
-        host,
-        runner,
-        readiness,
-        gate: parts.gate,
-        gpu,
-        metrics,
-        stats: new PageStats(),
-        startedAt,
-        version: OCR_VERSION,
-      };
-      return [rootRoute(rt), ocrHealthRoute(rt), statusRoute(rt), ocrRoute(rt)];
-    },
   });
-  return {
-    kit,
-    host,
-    close: () => {
-      host.close();
-      runner.killAll();
-      return Promise.resolve();
-    },
+  const metrics = createOcrMetrics(kit.metrics);
+  // Engine processes still running at shutdown are killed (after the engine stops being looked for).
+  const runner = kit.own(ocrProcessRunner(childLimits(config)), (r) => r.killAll());
+  const retryMs = deps.engineRetryMs ?? 10_000;
+  const engine = kit.resource<ReadyEngine>({
+    name: 'the OCR engine',
+    open: (ctx) =>
+      openOcrEngine(
+        engineOptions(config, runner, (stage, s) => metrics.stage.observe({ stage }, s)),
+        ctx,
+      ),
+    retry: { firstPauseMs: retryMs, maxPauseMs: retryMs },
+    failureReason: (error) => error.message,
+    describe: ({ engine: { info }, pdf }) => ({
+      fields: { engine: 'tesseract', version: info.version, languages: info.languages, pdf },
+    }),
+  });
+  const rt: OcrRuntime = {
+    config,
+    engine,
+    runner,
+    readiness: kit.readiness,
+    gate: kit.gate,
+    gpu: kit.gpu,
+    metrics,
+    stats: new PageStats(),
+    startedAt: performance.now(),
+    version: OCR_VERSION,
   };
+  const app = kit.mount([rootRoute(rt), ocrHealthRoute(rt), statusRoute(rt), ocrRoute(rt)]);
+  return { kit: app, engine, close: () => app.close() };
 }

@@ -10,23 +10,15 @@ import {
 } from '@clinicalsuite/kit';
 import type { Request, RequestHandler } from 'express';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
-import type { FaceEngine, AnalyzedFace } from '../adapters/face-engine.js';
+import type { AnalyzedFace } from '../adapters/face-engine.js';
+import type { FaceModels } from '../adapters/face-models.js';
 import { decodeImage, type DecodedImage } from '../adapters/image.js';
 import type { Registry } from '../adapters/registry.js';
 import type { FaceConfig } from '../config.js';
-import type { People } from '../domain/people.js';
 import type { RegistryMirror } from '../domain/registry-mirror.js';
 import type { FaceMetrics } from '../metrics.js';
 
 /** What the routes share: the loaded models and the registry in memory, and the pipeline on them. */
-
-export interface FaceModels {
-  readonly engine: FaceEngine;
-  readonly people: People;
-  /** Registered persons whose embeddings came from another recognizer (never matched). */
-  readonly otherModelPersons: number;
-  dispose(): Promise<void>;
-}
 
 export interface FaceRuntime {
   readonly config: FaceConfig;

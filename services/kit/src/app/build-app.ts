@@ -160,17 +160,15 @@ export class Kit {
 
   /**
    * Something the service opens after listening (a store, an engine, a child process): the
-   * service is not ready until it is open; closed in reverse order of declaration on shutdown.
+   * service is not ready until it is open (unless it is `optional`); closed in reverse order of
+   * declaration on shutdown.
    */
   resource<T>(spec: ResourceSpec<T>): Resource<T> {
     this.declaring(spec.name);
-    const resource = new Resource(
-      spec,
-      this.readiness.condition(
-        spec.startingReason ?? `starting: ${spec.name} opens after the server listens`,
-      ),
-      this.logger,
-    );
+    const reason = spec.startingReason ?? `starting: ${spec.name} opens after the server listens`;
+    // An optional resource's condition is its own: the service's readiness does not wait for it.
+    const condition = spec.optional === true ? new Readiness(reason) : this.readiness.condition(reason);
+    const resource = new Resource(spec, condition, this.logger);
     this.resources.push(resource);
     return resource;
   }

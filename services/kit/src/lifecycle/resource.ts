@@ -26,12 +26,23 @@ export interface OpenContext {
    * `discard` (close it there).
    */
   readonly untilClosed: <U>(pending: Promise<U>, discard?: (late: U) => unknown) => Promise<U>;
+  /**
+   * Says that what this open returned went down (a child process exited, a connection broke): the
+   * kit closes it and, with `retry`, opens it again after the next pause; without, it stays failed.
+   * Ignored once the resource is closing, or when that value was already lost.
+   */
+  readonly lost: (error: Error) => void;
 }
 
 export interface RetryPolicy {
   /** The pause before the first retry; doubles up to `maxPauseMs`. */
   readonly firstPauseMs?: number;
   readonly maxPauseMs?: number;
+  /**
+   * A value that stayed open this long before it was lost starts the pauses again from the first
+   * (default 60 s); one lost sooner waits longer each time, like a failed open.
+   */
+  readonly resetAfterMs?: number;
 }
 
 export interface ResourceSpec<T> {
@@ -42,12 +53,21 @@ export interface ResourceSpec<T> {
   readonly open: (ctx: OpenContext) => Promise<T> | T;
   readonly close?: (value: T) => Promise<void> | void;
   /**
-   * Retry a failed open (true: from 250 ms doubling to 30 s) while not ready with the error;
-   * without it a failed open leaves the service not ready with the error until a restart.
+   * Retry a failed open (true: from 250 ms doubling to 30 s), and open again one that was `lost`,
+   * while not ready with the error; without it a failed open leaves the service not ready with the
+   * error until a restart.
    */
   readonly retry?: boolean | RetryPolicy;
-  /** The reason the failure gives; default `<name> failed to open: <message>`. */
-  readonly failureReason?: (error: Error) => string;
+  /**
+   * The reason the failure gives, told the pause before the next try where there is one; default
+   * `<name> failed to open: <message>`.
+   */
+  readonly failureReason?: (error: Error, retryInMs?: number) => string;
+  /**
+   * The service can be ready without it (an engine among several, a model that only adds to what
+   * the service serves): its condition does not count toward the service's readiness.
+   */
+  readonly optional?: boolean;
   /** Fields for the "opened" log line, and warnings to log once it is open. */
   readonly describe?: (value: T) => { fields?: Record<string, unknown>; warnings?: readonly string[] };
 }
@@ -62,6 +82,15 @@ export class Resource<T> {
   private readonly openedPromise: Promise<T>;
   private resolveOpened!: (value: T) => void;
   private rejectOpened!: (error: Error) => void;
+  private readonly attemptedPromise: Promise<void>;
+  private resolveAttempted!: () => void;
+  /** Failed opens and losses since the pauses last started from the first. */
+  private failures = 0;
+  /** Bumped by every open and every loss: `lost` from an earlier open does nothing. */
+  private generation = 0;
+  private openedAt = 0;
+  /** `lost` called before its open had returned. */
+  private lostWhileOpening: Error | undefined;
 
   constructor(
     private readonly spec: ResourceSpec<T>,
@@ -74,6 +103,7 @@ export class Resource<T> {
     });
     // A resource nobody awaits must not surface as an unhandled rejection.
     this.openedPromise.catch(() => undefined);
+    this.attemptedPromise = new Promise<void>((resolve) => (this.resolveAttempted = resolve));
   }
 
   get name(): string {
@@ -82,6 +112,11 @@ export class Resource<T> {
 
   get state(): ResourceState {
     return this.stateValue;
+  }
+
+  /** Why it is not ready (waiting, opening, failed, or set by the resource itself); `undefined` when it is. */
+  get reason(): string | undefined {
+    return this.condition.reason;
   }
 
   /** The open resource, or `undefined` until it is. */
@@ -109,6 +144,11 @@ export class Resource<T> {
     return this.openedPromise;
   }
 
+  /** Resolves once the first try to open it ended, opened or failed (or it was closed first). */
+  attempted(): Promise<void> {
+    return this.attemptedPromise;
+  }
+
   /** Starts opening in the background; resolves at once. Idempotent. */
   start(): void {
     this.running ??= this.run();
@@ -121,7 +161,7 @@ export class Resource<T> {
 
   private async run(): Promise<void> {
     const retry = retryPolicy(this.spec.retry);
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       if (this.isClosed()) {
         this.rejectOpened(new Error(`${this.spec.name} was closed before it opened`));
         return;
@@ -136,23 +176,13 @@ export class Resource<T> {
         }
         const err = error instanceof Error ? error : new Error(String(error));
         this.lastError = err;
-        this.stateValue = 'failed';
-        this.condition.setNotReady(
-          this.spec.failureReason?.(err) ?? `${this.spec.name} failed to open: ${err.message}`,
-        );
-        if (retry === undefined) {
-          this.logger.error({ err: error, resource: this.spec.name }, `${this.spec.name} failed to open`);
+        const pauseMs = this.fail(err, retry, 'failed to open');
+        this.resolveAttempted();
+        if (pauseMs === undefined) {
           this.rejectOpened(err);
           return;
         }
-        const pauseMs = Math.min(retry.maxPauseMs, retry.firstPauseMs * 2 ** attempt);
-        this.logger.error(
-          { err: error, resource: this.spec.name, retryInMs: pauseMs },
-          `${this.spec.name} failed to open: retrying`,
-        );
-        try {
-          await sleep(pauseMs, undefined, { signal: this.stop.signal });
-        } catch {
+        if (!(await this.pause(pauseMs))) {
           this.rejectOpened(new Error(`${this.spec.name} was closed before it opened`));
           return;
         }
@@ -162,6 +192,8 @@ export class Resource<T> {
 
   private async openOnce(): Promise<void> {
     const started = performance.now();
+    const generation = ++this.generation;
+    this.lostWhileOpening = undefined;
     this.stateValue = 'waiting';
     const value = await this.spec.open({
       signal: this.stop.signal,
@@ -173,6 +205,7 @@ export class Resource<T> {
         this.condition.setNotReady(reason);
       },
       untilClosed: (pending, discard) => untilAborted(pending, this.stop.signal, this.spec.name, discard),
+      lost: (error) => this.lose(generation, error),
     });
     if (this.stop.signal.aborted) {
       await this.spec.close?.(value);
@@ -181,8 +214,10 @@ export class Resource<T> {
     this.current = value;
     this.lastError = undefined;
     this.stateValue = 'ready';
+    this.openedAt = performance.now();
     this.condition.setReady();
     this.resolveOpened(value);
+    this.resolveAttempted();
     const described = this.spec.describe?.(value) ?? {};
     this.logger.info(
       {
@@ -193,6 +228,61 @@ export class Resource<T> {
       `${this.spec.name} opened`,
     );
     for (const warning of described.warnings ?? []) this.logger.warn(warning);
+    // Set by `lost` while the open was awaited.
+    const lost = this.lostWhileOpening as Error | undefined;
+    if (lost !== undefined) this.lose(generation, lost);
+  }
+
+  /** The value of open number `generation` went down: close it, and open again where `retry` says. */
+  private lose(generation: number, error: Error): void {
+    if (generation !== this.generation || this.stop.signal.aborted) return;
+    if (this.stateValue !== 'ready') {
+      this.lostWhileOpening ??= error;
+      return;
+    }
+    this.generation++;
+    const value = this.current as T;
+    this.current = undefined;
+    this.lastError = error;
+    const retry = retryPolicy(this.spec.retry);
+    if (retry !== undefined && performance.now() - this.openedAt >= retry.resetAfterMs) this.failures = 0;
+    const pauseMs = this.fail(error, retry, 'went down');
+    this.running = (async () => {
+      try {
+        await this.spec.close?.(value);
+      } catch (closeError) {
+        this.logger.error({ err: closeError, resource: this.spec.name }, `${this.spec.name} failed to close`);
+      }
+      if (pauseMs !== undefined && (await this.pause(pauseMs))) await this.run();
+    })();
+  }
+
+  /** Failed to open, or went down: not ready with the reason, logged; the pause before the next try. */
+  private fail(
+    error: Error,
+    retry: Required<RetryPolicy> | undefined,
+    what: 'failed to open' | 'went down',
+  ): number | undefined {
+    this.stateValue = 'failed';
+    const pauseMs =
+      retry === undefined ? undefined : Math.min(retry.maxPauseMs, retry.firstPauseMs * 2 ** this.failures++);
+    this.condition.setNotReady(
+      this.spec.failureReason?.(error, pauseMs) ?? `${this.spec.name} ${what}: ${error.message}`,
+    );
+    const fields = { err: error, resource: this.spec.name };
+    if (pauseMs === undefined) this.logger.error(fields, `${this.spec.name} ${what}`);
+    else this.logger.error({ ...fields, retryInMs: pauseMs }, `${this.spec.name} ${what}: retrying`);
+    return pauseMs;
+  }
+
+  /** Waits before the next try; false when the resource was closed meanwhile. */
+  private async pause(ms: number): Promise<boolean> {
+    try {
+      await sleep(ms, undefined, { signal: this.stop.signal });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private isClosed(): boolean {
@@ -205,6 +295,7 @@ export class Resource<T> {
       this.stop.abort();
       this.stateValue = 'stopped';
       await this.running;
+      this.resolveAttempted();
       const value = this.current;
       this.current = undefined;
       if (value !== undefined) await this.spec.close?.(value);
@@ -216,7 +307,11 @@ export class Resource<T> {
 function retryPolicy(retry: ResourceSpec<unknown>['retry']): Required<RetryPolicy> | undefined {
   if (retry === undefined || retry === false) return undefined;
   const given = retry === true ? {} : retry;
-  return { firstPauseMs: given.firstPauseMs ?? 250, maxPauseMs: given.maxPauseMs ?? 30_000 };
+  return {
+    firstPauseMs: given.firstPauseMs ?? 250,
+    maxPauseMs: given.maxPauseMs ?? 30_000,
+    resetAfterMs: given.resetAfterMs ?? 60_000,
+  };
 }
 
 function untilAborted<U>(

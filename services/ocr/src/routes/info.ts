@@ -41,7 +41,7 @@ export function ocrHealthRoute(rt: OcrRuntime): AnyRoute {
     readiness: rt.readiness,
     schema: HealthSchema,
     body: (ready, reason) => {
-      const info = rt.host.engine?.info;
+      const info = rt.engine.value?.engine.info;
       return {
         status: ready ? ('healthy' as const) : ('unhealthy' as const),
         service: 'ocr' as const,
@@ -60,7 +60,7 @@ export function statusRoute(rt: OcrRuntime): AnyRoute {
     tags: ['info'],
     response: StatusSchema,
     handler: async () => {
-      const info = rt.host.engine?.info;
+      const info = rt.engine.value?.engine.info;
       const { config } = rt;
       return {
         service: 'ocr' as const,
@@ -72,7 +72,7 @@ export function statusRoute(rt: OcrRuntime): AnyRoute {
           version: info?.version ?? null,
           languages: [...(info?.languages ?? [])],
           orientation_detection: info?.osd ?? false,
-          pdf: rt.host.pdf,
+          pdf: rt.engine.value?.pdf ?? false,
         },
         default_language: config.OCR_DEFAULT_LANGUAGE,
         limits: {

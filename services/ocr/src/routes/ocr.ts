@@ -11,6 +11,7 @@ import {
 } from '@clinicalsuite/kit';
 import { checkPages, decodeGray, inspectImage, isPdf } from '../adapters/image.js';
 import type { OcrEngine, PageResult } from '../adapters/ocr-engine.js';
+import { requireLanguage } from '../adapters/open-engine.js';
 import { PdfDocument, renderedSize } from '../adapters/pdf.js';
 import { tesseractLanguages } from '../domain/language.js';
 import { meanConfidence } from '../domain/tsv.js';
@@ -98,7 +99,7 @@ async function readPdf(
   form: OcrForm,
   signal: AbortSignal,
 ): Promise<{ format: Format; pageCount: number; pages: ReadPage[]; engine: OcrEngine }> {
-  if (!rt.host.pdf) {
+  if (!(rt.engine.value?.pdf ?? false)) {
     throw new ServiceUnavailableError(
       `PDF support is not available: poppler-utils is not installed (${rt.config.PDFINFO_PATH} not found); install poppler-utils or send images`,
     );
@@ -207,8 +208,8 @@ export function ocrRoute(rt: OcrRuntime): AnyRoute {
         throw new BadRequestError('The file is empty', { code: 'empty_file', param: 'file' });
       const engineFor = (): OcrEngine => {
         requireReady();
-        const engine = rt.host.require();
-        rt.host.requireLanguage(engine, body.language);
+        const { engine } = rt.engine.require();
+        requireLanguage(engine, body.language);
         return engine;
       };
       const read = isPdf(file.buffer)

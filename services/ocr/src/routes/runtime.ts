@@ -1,6 +1,6 @@
-import type { ConcurrencyGate, ProcessRunner, Readiness } from '@clinicalsuite/kit';
+import type { ConcurrencyGate, ProcessRunner, Readiness, Resource } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
-import type { EngineHost } from '../adapters/engine-host.js';
+import type { ReadyEngine } from '../adapters/open-engine.js';
 import type { OcrConfig } from '../config.js';
 import type { OcrMetrics } from '../metrics.js';
 
@@ -8,7 +8,8 @@ import type { OcrMetrics } from '../metrics.js';
 
 export interface OcrRuntime {
   readonly config: OcrConfig;
-  readonly host: EngineHost;
+  /** tesseract once found and warmed up. */
+  readonly engine: Resource<ReadyEngine>;
   readonly runner: ProcessRunner;
   readonly readiness: Readiness;
   readonly gate: ConcurrencyGate;

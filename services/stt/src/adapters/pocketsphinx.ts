@@ -10,6 +10,7 @@ import {
   ProcessRunner,
   type ChildLimits,
   type Logger,
+  type OpenContext,
 } from '@clinicalsuite/kit';
 import { parsePocketsphinxOutput } from '../domain/pocketsphinx-output.js';
 import { limitError } from './audio.js';
@@ -106,13 +107,13 @@ class SphinxProcess {
 }
 
 export class PocketsphinxBackend implements SttBackend {
+  readonly id = 'pocketsphinx' as const;
   private readonly idle: SphinxProcess[] = [];
   private readonly all = new Set<SphinxProcess>();
   private state: BackendStatus['state'] = 'starting';
   private reason: string | null = 'starting pocketsphinx and loading its English model';
   private failures = 0;
   private closed = false;
-  private starting: Promise<void> | undefined;
   private respawnTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PocketsphinxOptions) {}
@@ -138,15 +139,23 @@ export class PocketsphinxBackend implements SttBackend {
     };
   }
 
-  start(): void {
-    this.starting ??= this.boot();
+  /**
+   * Checks the model files and the command, and starts the first process (the kit opens it after
+   * the server listens); throws with the reason when pocketsphinx cannot run.
+   */
+  async open({ signal }: OpenContext): Promise<this> {
+    // Closing while it loads kills the process it waits on.
+    const stop = (): void => void this.close();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.load();
+      return this;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
   }
 
-  async settled(): Promise<void> {
-    await this.starting;
-  }
-
-  private async boot(): Promise<void> {
+  private async load(): Promise<void> {
     const o = this.options;
     for (const [what, path] of [
       ['acoustic model directory', o.hmm],
@@ -156,18 +165,16 @@ export class PocketsphinxBackend implements SttBackend {
       try {
         await access(path);
       } catch {
-        this.fail(
+        throw this.fail(
           `the pocketsphinx ${what} is missing at ${path}: install Debian's pocketsphinx-en-us ` +
             '(apt-get install pocketsphinx pocketsphinx-en-us) or set POCKETSPHINX_HMM, POCKETSPHINX_LM and POCKETSPHINX_DICT',
         );
-        return;
       }
     }
     if (!(await commandExists(o.binary))) {
-      this.fail(
+      throw this.fail(
         `${o.binary} is not installed: apt-get install pocketsphinx pocketsphinx-en-us, or set POCKETSPHINX_PATH`,
       );
-      return;
     }
     // One process proves the command and the model load; with no warm processes it reads no audio.
     const first = this.spawn();
@@ -185,10 +192,7 @@ export class PocketsphinxBackend implements SttBackend {
     ]);
     clearTimeout(timer);
     if (this.closed) return;
-    if (!loaded) {
-      this.fail(this.deathReason(first));
-      return;
-    }
+    if (!loaded) throw this.fail(this.deathReason(first));
     this.state = 'ready';
     this.reason = null;
     o.onChange?.();
@@ -285,7 +289,11 @@ export class PocketsphinxBackend implements SttBackend {
           'a waiting pocketsphinx process exited',
         );
         if (this.failures >= MAX_FAILURES) {
-          this.fail(this.deathReason(p));
+          const failure = this.fail(this.deathReason(p));
+          this.options.logger.error(
+            { backend: 'pocketsphinx', reason: failure.message },
+            'pocketsphinx is not available',
+          );
           return;
         }
         this.respawnTimer = setTimeout(() => this.refill(), 500 * this.failures);
@@ -312,13 +320,14 @@ export class PocketsphinxBackend implements SttBackend {
     return `pocketsphinx exited (code ${String(p.exitCode)}) while loading its model; the service log has its last message`;
   }
 
-  private fail(reason: string): void {
+  /** Failed for good: the error to throw or log, with the reason. */
+  private fail(reason: string): Error {
     this.state = 'failed';
     this.reason = reason;
     for (const p of this.idle) p.kill();
     this.idle.length = 0;
-    this.options.logger.error({ backend: 'pocketsphinx', reason }, 'pocketsphinx is not available');
     this.options.onChange?.();
+    return new Error(reason);
   }
 }
 

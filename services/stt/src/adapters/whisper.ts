@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { GatewayTimeoutError, lastLine, ServiceUnavailableError, type Logger } from '@clinicalsuite/kit';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  GatewayTimeoutError,
+  lastLine,
+  ServiceUnavailableError,
+  type Logger,
+  type OpenContext,
+} from '@clinicalsuite/kit';
 import type { BackendStatus, Language, Recognition } from '../domain/types.js';
 import { pcmSeconds } from '../domain/transcript.js';
 import { whisperSegments } from '../domain/whisper-model.js';
@@ -50,6 +57,7 @@ interface Waiter {
 }
 
 export class WhisperBackend implements SttBackend {
+  readonly id = 'whisper' as const;
   private state: BackendStatus['state'] = 'starting';
   private reason: string | null;
   private info: WhisperModelInfo | undefined;
@@ -62,9 +70,6 @@ export class WhisperBackend implements SttBackend {
   private failures = 0;
   private nextId = 1;
   private closed = false;
-  private starting: Promise<void> | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
 
   constructor(private readonly options: WhisperOptions) {
     this.reason = `reading the Whisper model ${options.modelPath}`;
@@ -96,36 +101,39 @@ export class WhisperBackend implements SttBackend {
     };
   }
 
-  start(): void {
-    this.starting ??= this.boot();
+  /**
+   * Waits for the model file, reads it through and loads it into a first process (the kit opens
+   * it after the server listens); throws with the reason when the model or whisper.cpp cannot run.
+   */
+  async open({ signal }: OpenContext): Promise<this> {
+    // Closing while it loads kills the process it waits on.
+    const stop = (): void => void this.close();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.load(signal);
+      return this;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
   }
 
-  async settled(): Promise<void> {
-    await this.starting;
-  }
-
-  private async boot(): Promise<void> {
+  private async load(signal: AbortSignal): Promise<void> {
     const o = this.options;
     // Wait for the file (a volume still being filled, a model still being fetched).
-    while (!this.closed && !existsSync(o.modelPath)) {
+    while (!existsSync(o.modelPath)) {
       this.reason =
         `waiting for the Whisper model file at ${o.modelPath} (STT_WHISPER_MODEL or MODEL_PATH): mount a whisper.cpp ` +
         'ggml model there (ggml-base.bin, ggml-small.bin, ggml-large-v3-turbo.bin ...)';
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.pollTimer = setTimeout(resolve, o.pollMs);
-      });
+      await sleep(o.pollMs, undefined, { signal });
     }
-    if (this.closed) return;
     let info: WhisperModelInfo;
     try {
       info = await inspectWhisperModel(o.modelPath);
       this.info = info;
     } catch (error) {
-      this.fail(
+      throw this.fail(
         error instanceof WhisperModelError ? error.message : `cannot read ${o.modelPath}: ${String(error)}`,
       );
-      return;
     }
     this.variant = 'cpu';
     this.binding = whisperBindingPath('cpu');
@@ -136,11 +144,10 @@ export class WhisperBackend implements SttBackend {
       else [this.variant, this.binding] = ['cuda', cuda];
     }
     if (this.binding === undefined) {
-      this.fail(
+      throw this.fail(
         `the whisper.cpp binary for ${process.platform}-${process.arch} is not installed ` +
           '(npm install @fugood/whisper.node; its platform package @fugood/node-whisper-<platform>-<arch>)',
       );
-      return;
     }
     this.reason = `loading the Whisper model ${basename(o.modelPath)} into whisper.cpp`;
     const started = performance.now();
@@ -162,10 +169,7 @@ export class WhisperBackend implements SttBackend {
       }
     }
     if (this.isClosed()) return;
-    if (failure !== null) {
-      this.fail(this.loadFailure(first, failure));
-      return;
-    }
+    if (failure !== null) throw this.fail(this.loadFailure(first, failure));
     this.idle.push(first);
     this.state = 'ready';
     this.reason = null;
@@ -229,8 +233,6 @@ export class WhisperBackend implements SttBackend {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.pollTimer !== undefined) clearTimeout(this.pollTimer);
-    this.wake?.();
     const waits = [...this.all].map(
       (p) => new Promise<void>((resolve) => (p.exited ? resolve() : p.child.once('close', () => resolve()))),
     );
@@ -299,7 +301,8 @@ export class WhisperBackend implements SttBackend {
           'a whisper.cpp process failed to load the model',
         );
         if (this.failures >= MAX_FAILURES) {
-          this.fail(this.loadFailure(p, failure));
+          const reason = this.fail(this.loadFailure(p, failure)).message;
+          this.options.logger.error({ backend: 'whisper', reason }, 'whisper is not available');
           return;
         }
         const t = setTimeout(() => this.refill(), 500 * this.failures);
@@ -353,14 +356,15 @@ export class WhisperBackend implements SttBackend {
     );
   }
 
-  private fail(reason: string): void {
+  /** Failed for good: the error to throw or log, with the reason. */
+  private fail(reason: string): Error {
     this.state = 'failed';
     this.reason = reason;
     for (const p of this.all) p.kill();
     this.idle.length = 0;
     for (const w of this.waiters.splice(0))
       w.reject(new ServiceUnavailableError(`Whisper is not available: ${reason}`));
-    this.options.logger.error({ backend: 'whisper', reason }, 'whisper is not available');
     this.options.onChange?.();
+    return new Error(reason);
   }
 }

@@ -88,3 +88,17 @@ export function availableLanguages(backends: readonly BackendStatus[]): Language
   for (const b of backends) if (b.state === 'ready') for (const l of b.languages) set.add(l);
   return (['vi', 'en'] as const).filter((l) => set.has(l));
 }
+
+/**
+ * Why the service cannot transcribe (no backend ready), naming each configured backend's reason;
+ * `undefined` once one is ready.
+ */
+export function notServingReason(backends: readonly BackendStatus[]): string | undefined {
+  if (backends.some((b) => b.state === 'ready')) return undefined;
+  const reasons = backends
+    .filter((b) => b.state !== 'disabled')
+    .map((b) => `${b.id}: ${b.reason ?? b.state}`);
+  return reasons.length === 0
+    ? 'no speech recognition backend is configured (STT_POCKETSPHINX=false and no STT_WHISPER_MODEL)'
+    : reasons.join('; ');
+}

@@ -85,7 +85,7 @@ export function statusRoute(rt: SttRuntime): AnyRoute {
         reason: rt.readiness.reason ?? null,
         languages: availableLanguages(statuses),
         backends: byId(statuses),
-        pocketsphinx_warm_processes: rt.pocketsphinx?.warmProcesses ?? 0,
+        pocketsphinx_warm_processes: rt.backends.get('pocketsphinx')?.warmProcesses ?? 0,
         limits: {
           max_audio_bytes: rt.config.STT_MAX_AUDIO_BYTES,
           max_audio_seconds: rt.config.STT_MAX_AUDIO_SECONDS,

@@ -1,6 +1,5 @@
 import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
 import type { SttBackend } from '../adapters/backend.js';
-import type { PocketsphinxBackend } from '../adapters/pocketsphinx.js';
 import type { SttConfig } from '../config.js';
 import type { BackendId, BackendStatus } from '../domain/types.js';
 import type { SttMetrics } from '../metrics.js';
@@ -9,7 +8,6 @@ import type { SttMetrics } from '../metrics.js';
 export interface SttRuntime {
   readonly config: SttConfig;
   readonly backends: ReadonlyMap<BackendId, SttBackend>;
-  readonly pocketsphinx: PocketsphinxBackend | undefined;
   readonly readiness: Readiness;
   readonly gate: ConcurrencyGate;
   readonly metrics: SttMetrics;

@@ -70,3 +70,12 @@ export function ttsRoute(rt: TtsRuntime): AnyRoute {
     },
   });
 }
+
+/** POST /tts answers audio bytes as well as JSON: both are documented on its 200. */
+export function documentAudioResponse(openapi: Record<string, unknown>): void {
+  const paths = openapi['paths'] as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  const ok = paths['/tts']?.['post']?.responses?.['200'] as { content?: Record<string, unknown> } | undefined;
+  if (ok === undefined) return;
+  const binary = { schema: { type: 'string', format: 'binary' } };
+  ok.content = { ...ok.content, 'audio/wav': binary, 'audio/mpeg': binary };
+}
