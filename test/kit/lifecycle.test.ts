@@ -20,6 +20,7 @@ import {
   ServiceUnavailableError,
   type Disposable,
   type Kit,
+  type KitOptions,
   type OpenContext,
   type ReadinessSignal,
   type RunningServer,
@@ -31,7 +32,7 @@ function quietLogger() {
   return { logs, logger: createLogger({ service: 'test', level: 'debug', destination }) };
 }
 
-function testKit(): { kit: Kit; logs: Record<string, unknown>[] } {
+function testKit(options: Partial<KitOptions> = {}): { kit: Kit; logs: Record<string, unknown>[] } {
   const config = loadConfig(kitConfigSchema({ port: 0, maxConcurrency: 2 }), {
     HOST: '127.0.0.1',
     NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
@@ -45,6 +46,7 @@ function testKit(): { kit: Kit; logs: Record<string, unknown>[] } {
     config,
     logger,
     processMetrics: false,
+    ...options,
   });
   return { kit, logs };
 }
@@ -426,6 +428,95 @@ describe('Kit resources', () => {
     expect(() => kit.mount([])).toThrow('a kit mounts its routes once');
     expect(() => kit.resource({ name: 'late', open: () => Promise.resolve(1) })).toThrow(/before mount/);
     expect(() => kit.own(1, () => undefined)).toThrow(/before mount/);
+  });
+});
+
+describe('Kit helpers', () => {
+  it('runs an `every` task at its interval from start to close, logging a throw and going on', async () => {
+    const { kit, logs } = testKit();
+    let runs = 0;
+    const sweeper = kit.every('the sweeper', 10, () => {
+      runs += 1;
+      if (runs === 2) throw new Error('sweep failed');
+    });
+    const app = kit.mount([]);
+    await sleep(40);
+    expect(runs).toBe(0); // nothing runs before start
+    app.start();
+    await app.settled();
+    expect(sweeper.state).toBe('ready');
+    await waitFor(() => runs >= 4);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: 'the sweeper failed', resource: 'the sweeper', level: 'error' }),
+    );
+    await app.close();
+    const after = runs;
+    await sleep(40);
+    expect(runs).toBe(after);
+    expect(sweeper.state).toBe('stopped');
+  });
+
+  it('starts a `background` worker after start and stops it on close, in order with the resources', async () => {
+    const { kit } = testKit();
+    const events: string[] = [];
+    kit.resource({ name: 'the store', open: () => 'store', close: () => void events.push('close store') });
+    const worker = { start: () => void events.push('start'), stop: () => void events.push('stop') };
+    expect(kit.background('the monitor', worker)).toBe(worker);
+    kit.resource({ name: 'the index', open: () => 'index', close: () => void events.push('close index') });
+    const app = kit.mount([]);
+    expect(events).toEqual([]);
+    app.start();
+    await app.settled();
+    expect(events).toEqual(['start']);
+    expect(app.readiness.ready).toBe(true);
+    await app.close();
+    expect(events).toEqual(['start', 'close index', 'stop', 'close store']);
+  });
+
+  it('opens an app without serve(): `open()` starts the resources and resolves once they settled', async () => {
+    const { kit } = testKit();
+    const store = deferred<string>();
+    const opened: string[] = [];
+    kit.resource({ name: 'the store', open: () => store.promise.then((v) => void opened.push(v)) });
+    kit.resource({
+      name: 'the engine',
+      open: () => Promise.reject(new Error('no engine here')),
+    });
+    const app = kit.mount([]);
+    let done = false;
+    const opening = app.open().then(() => (done = true));
+    await sleep(20);
+    expect(done).toBe(false); // the store is still opening
+    store.resolve('store');
+    await opening;
+    expect(opened).toEqual(['store']);
+    expect(app.readiness.reason).toBe('the engine failed to open: no engine here');
+    await app.open(); // once started, open() only waits
+    await app.close();
+  });
+
+  it('trusts X-Forwarded-* only from the proxies `trustProxy` names', async () => {
+    const whoRoute = defineRoute({
+      method: 'get',
+      path: '/who',
+      summary: 'the client address and scheme as the app sees them',
+      response: z.object({ ip: z.string(), secure: z.boolean() }),
+      handler: ({ req }) => ({ ip: req.ip ?? '', secure: req.secure }),
+    });
+    const headers = { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' };
+    for (const [options, expected] of [
+      [{}, { ip: '127.0.0.1', secure: false }],
+      [{ trustProxy: 'loopback' }, { ip: '203.0.113.7', secure: true }],
+      [{ trustProxy: ['10.0.0.0/8'] }, { ip: '127.0.0.1', secure: false }],
+    ] as const) {
+      const server = await serve(testKit(options).kit.mount([whoRoute]), { signals: [], exit: false });
+      try {
+        const res = await fetch(`${server.url}/who`, { headers });
+        expect(await res.json()).toEqual(expected);
+      } finally {
+        await server.shutdown('test');
+      }
+    }
   });
 });
 

@@ -24,7 +24,7 @@ import { createAgentMetrics } from '../../services/agent/src/metrics.js';
 import { createFaceMetrics } from '../../services/face/src/metrics.js';
 import { createLlmMetrics } from '../../services/llm/src/metrics.js';
 import { createMedllmMetrics } from '../../services/medllm/src/metrics.js';
-import { createReasoningMetrics } from '../../services/reasoning/src/metrics.js';
+import { createReasoningMetrics, registerReasoningGauges } from '../../services/reasoning/src/metrics.js';
 import { Controller } from '../../operator/src/controller/controller.js';
 import type { Reconciler } from '../../operator/src/controller/reconcile.js';
 import { chartCopies, CHART_COPIES } from '../../operator/src/generate.js';
@@ -189,7 +189,9 @@ async function knownMetrics(): Promise<Map<string, Set<string>>> {
     backendReady: () => true,
     backendRestarts: () => 0,
   });
-  createReasoningMetrics(kit('reasoning'), { engineStats: () => undefined, ready: () => true });
+  const reasoning = kit('reasoning');
+  createReasoningMetrics(reasoning);
+  registerReasoningGauges(reasoning, { pipeline: { value: undefined }, readiness: { ready: true } });
   // The operator: the kit's metrics (service="operator") plus the controller's.
   const operator = kit('operator');
   new Controller({

@@ -44,12 +44,7 @@ function pool(
     isReady: () => true,
     processMetrics: false,
   });
-  const metrics = createTaskAgentMetrics(kit, {
-    workersBusy: () => 0,
-    workers: () => 1,
-    llmUp: () => true,
-    stats: () => undefined,
-  });
+  const metrics = createTaskAgentMetrics(kit);
   return {
     logs,
     pool: new WorkerPool({

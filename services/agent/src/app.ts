@@ -72,11 +72,7 @@ export function buildAgentApp({ config, ...deps }: AgentDeps): AgentService {
   const upstreams = createUpstreamPool(config, { metrics, logger, readiness, now });
   kit.resource(upstreamProbes(upstreams));
   const sweepMs = Math.min(60_000, config.AGENT_SESSION_TTL_S * 1000);
-  kit.resource({
-    name: 'the session sweeper',
-    open: () => setInterval(() => sessions.sweep(now()), sweepMs).unref(),
-    close: (sweeper) => clearInterval(sweeper),
-  });
+  kit.every('the session sweeper', sweepMs, () => sessions.sweep(now()));
   const shell = kit.own(createShell(config, { router: upstreams, logger, metrics }), (s) => s.close());
   const useCases = createUseCases({
     config,

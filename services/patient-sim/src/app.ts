@@ -3,10 +3,11 @@ import { createKit, createLogger, serviceAuth, type KitApp, type Logger } from '
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import { LlmClient, LlmMonitor } from '@clinicalsuite/kit/llm';
 import { readCases } from './adapters/case-files.js';
+import { llmClientOptions, llmMonitorOptions } from './adapters/llm.js';
 import type { PatientSimConfig } from './config.js';
 import { KeyedMutex, SessionStore } from './domain/sessions.js';
-import { createPatientSimMetrics } from './metrics.js';
-import { healthRouteFor, rootRoute, statusRoute } from './routes/info.js';
+import { createPatientSimMetrics, registerPatientSimGauges } from './metrics.js';
+import { API_INFO, infoRoutes } from './routes/info.js';
 import { patientTurnRoute } from './routes/patient.js';
 import { getPatientRoute, listPatientsRoute } from './routes/patients.js';
 import type { PatientSimRuntime, PlayableCase } from './routes/runtime.js';
@@ -37,80 +38,39 @@ export interface PatientSimService {
 
 /**
  * Reads and validates every case file (a bad one stops the start with every problem listed, as a
- * configuration error), and builds the app. Not listening, not probing the LLM until started.
+ * configuration error), and builds the app; `serve(kit)` listens, then watches the LLM.
  */
-export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
-  const { config } = deps;
+export function buildPatientSimApp({ config, ...deps }: PatientSimDeps): PatientSimService {
   const now = deps.now ?? (() => Date.now());
   const cases = readCases(config);
-  const auth = serviceAuth(config, {
-    scope: 'patient_sim',
-    tokenEnv: 'PATIENT_SIM_API_TOKEN',
-    token: config.PATIENT_SIM_API_TOKEN,
-  });
   const kit = createKit({
+    ...API_INFO,
     service: SERVICE,
-    title: 'ClinicalSuite patient simulator',
     version: VERSION,
-    description:
-      'An LLM plays a patient from a case file: stays in character, reveals history only when asked and ' +
-      'examination and test results only when examined or ordered, keeps per-session state in memory.',
     config,
     // `patient_sim` names the metric prefix (`patient_sim_`); logs say `patient-sim`.
     logger: deps.logger ?? createLogger({ service: 'patient-sim', level: config.LOG_LEVEL }),
     gpuStatusPath: '/gpu_status',
-    ...(auth === undefined ? {} : { auth }),
+    auth: serviceAuth(config, {
+      scope: 'patient_sim',
+      tokenEnv: 'PATIENT_SIM_API_TOKEN',
+      token: config.PATIENT_SIM_API_TOKEN,
+    }),
     ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
     ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
   });
-  const sessions = new SessionStore(
-    config.PATIENT_SIM_SESSION_TTL_S * 1000,
-    config.PATIENT_SIM_MAX_SESSIONS,
-    config.PATIENT_SIM_MAX_TURNS,
-  );
-  const llm = new LlmClient({
-    baseUrl: config.LLM_URL,
-    metrics: kit.metrics,
-    ...(config.API_TOKEN === undefined ? {} : { token: config.API_TOKEN }),
-    timeoutMs: config.PATIENT_SIM_LLM_TIMEOUT_MS,
-    retries: config.PATIENT_SIM_LLM_RETRIES,
-    backoffMs: config.PATIENT_SIM_LLM_BACKOFF_MS,
-    onRetry: (reason) => metrics.llmRetries.inc({ reason }),
-  });
+  const metrics = createPatientSimMetrics(kit.metrics);
+  const ttlMs = config.PATIENT_SIM_SESSION_TTL_S * 1000;
+  const sessions = new SessionStore(ttlMs, config.PATIENT_SIM_MAX_SESSIONS, config.PATIENT_SIM_MAX_TURNS);
+  const llm = new LlmClient(llmClientOptions(config, kit.metrics, metrics.llmRetries));
   // The simulator is ready while the LLM answers: the monitor keeps a condition of its own.
-  const monitor = new LlmMonitor({
-    client: llm,
-    readiness: kit.readiness.condition('starting: the LLM has not been checked yet'),
-    logger: kit.logger,
-    intervalMs: config.PATIENT_SIM_LLM_PROBE_MS,
-    configuredModel: config.PATIENT_SIM_MODEL,
-    modelEnv: 'PATIENT_SIM_MODEL',
-    now,
+  const readiness = kit.readiness.condition('starting: the LLM has not been checked yet');
+  const monitor = new LlmMonitor(llmMonitorOptions(config, llm, { readiness, logger: kit.logger, now }));
+  kit.background('the LLM monitor', monitor);
+  kit.every('the session sweeper', Math.min(60_000, ttlMs), () => {
+    for (const _ of sessions.sweep(now())) metrics.sessionsEnded.inc({ reason: 'expired' });
   });
-  kit.resource({
-    name: 'the LLM monitor',
-    open: () => {
-      monitor.start();
-      return monitor;
-    },
-    close: (m) => m.stop(),
-  });
-  const metrics = createPatientSimMetrics(kit.metrics, {
-    sessions: () => sessions.size,
-    llmUp: () => monitor.status.state === 'up',
-    cases: () => cases.size,
-  });
-  kit.resource({
-    name: 'the session sweeper',
-    open: () =>
-      setInterval(
-        () => {
-          for (const _ of sessions.sweep(now())) metrics.sessionsEnded.inc({ reason: 'expired' });
-        },
-        Math.min(60_000, config.PATIENT_SIM_SESSION_TTL_S * 1000),
-      ).unref(),
-    close: (sweeper) => clearInterval(sweeper),
-  });
+  registerPatientSimGauges(kit.metrics, { sessions, cases, monitor });
   const rt: PatientSimRuntime = {
     config,
     version: VERSION,
@@ -118,9 +78,8 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     store: sessions,
     mutex: new KeyedMutex(),
     backend: llm,
-    llm: () => monitor.status,
+    monitor,
     llmUrl: llm.displayUrl,
-    recheckLlm: () => void monitor.check(),
     readiness: kit.readiness,
     gate: kit.gate,
     metrics,
@@ -129,9 +88,7 @@ export function buildPatientSimApp(deps: PatientSimDeps): PatientSimService {
     startedAt: now(),
   };
   const app = kit.mount([
-    rootRoute(rt),
-    healthRouteFor(rt),
-    statusRoute(rt),
+    ...infoRoutes(rt),
     listPatientsRoute(rt),
     getPatientRoute(rt),
     patientTurnRoute(rt),

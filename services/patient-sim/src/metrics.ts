@@ -1,4 +1,5 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
+import type { LlmStatus } from '@clinicalsuite/kit/llm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { FACT_CATEGORIES, FINDING_KINDS } from './schemas/case.js';
 
@@ -22,36 +23,10 @@ export interface PatientSimMetrics {
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
-export function createPatientSimMetrics(
-  kit: KitMetrics,
-  sources: { sessions: () => number; llmUp: () => boolean; cases: () => number },
-): PatientSimMetrics {
+/** What the simulator counts and times: turns, LLM calls and retries, revelations, sessions. */
+export function createPatientSimMetrics(kit: KitMetrics): PatientSimMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
-  new Gauge({
-    name: `${p}sessions`,
-    help: 'Conversations held in memory by this replica.',
-    registers,
-    collect() {
-      this.set(sources.sessions());
-    },
-  });
-  new Gauge({
-    name: `${p}cases`,
-    help: 'Case files loaded.',
-    registers,
-    collect() {
-      this.set(sources.cases());
-    },
-  });
-  new Gauge({
-    name: `${p}llm_up`,
-    help: '1 while the LLM answers its health check, else 0.',
-    registers,
-    collect() {
-      this.set(sources.llmUp() ? 1 : 0);
-    },
-  });
   const turns = new Counter({
     name: `${p}turns_total`,
     help: 'Clinician messages answered or failed, by result (ok, upstream_error, timeout, aborted, refused).',
@@ -124,4 +99,41 @@ export function createPatientSimMetrics(
     }),
     sessionsEnded,
   };
+}
+
+/** What the simulator holds, read at each scrape: sessions, cases, and whether the LLM answers. */
+export function registerPatientSimGauges(
+  kit: KitMetrics,
+  parts: {
+    sessions: { readonly size: number };
+    cases: { readonly size: number };
+    monitor: { readonly status: LlmStatus };
+  },
+): void {
+  const registers = [kit.registry];
+  const p = kit.prefix;
+  new Gauge({
+    name: `${p}sessions`,
+    help: 'Conversations held in memory by this replica.',
+    registers,
+    collect() {
+      this.set(parts.sessions.size);
+    },
+  });
+  new Gauge({
+    name: `${p}cases`,
+    help: 'Case files loaded.',
+    registers,
+    collect() {
+      this.set(parts.cases.size);
+    },
+  });
+  new Gauge({
+    name: `${p}llm_up`,
+    help: '1 while the LLM answers its health check, else 0.',
+    registers,
+    collect() {
+      this.set(parts.monitor.status.state === 'up' ? 1 : 0);
+    },
+  });
 }

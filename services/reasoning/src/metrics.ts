@@ -37,10 +37,8 @@ export interface ReasoningMetrics {
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export function createReasoningMetrics(
-  kit: KitMetrics,
-  sources: { engineStats: () => EngineStats | undefined; ready: () => boolean },
-): ReasoningMetrics {
+/** What the engine counts and times: layers, stages, batches, diagnoses, failures. */
+export function createReasoningMetrics(kit: KitMetrics): ReasoningMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
   const layerDuration = new Histogram({
@@ -92,30 +90,6 @@ export function createReasoningMetrics(
     labelNames: ['outcome'],
     registers,
   });
-  new Gauge({
-    name: `${p}engine_runs`,
-    help: 'Engine runs (batches) since start.',
-    registers,
-    collect() {
-      this.set(sources.engineStats()?.runs ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${p}engine_requests_scored`,
-    help: 'Finding lists scored by the engine since start.',
-    registers,
-    collect() {
-      this.set(sources.engineStats()?.requestsScored ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${p}knowledge_ready`,
-    help: '1 when a knowledge base with scorable conditions is loaded and the engine is up, else 0.',
-    registers,
-    collect() {
-      this.set(sources.ready() ? 1 : 0);
-    },
-  });
   for (const reason of EXTRACTOR_FAILURE_REASONS) extractorFailures.inc({ reason }, 0);
   return {
     layerDuration,
@@ -127,4 +101,43 @@ export function createReasoningMetrics(
     codeLookupFailures,
     diagnoses,
   };
+}
+
+/**
+ * What the engine holds, read at each scrape: its runs and the requests it scored (once the
+ * pipeline is loaded), and whether the service is ready.
+ */
+export function registerReasoningGauges(
+  kit: KitMetrics,
+  parts: {
+    pipeline: { readonly value: { readonly engine: { stats(): EngineStats } } | undefined };
+    readiness: { readonly ready: boolean };
+  },
+): void {
+  const registers = [kit.registry];
+  const p = kit.prefix;
+  new Gauge({
+    name: `${p}engine_runs`,
+    help: 'Engine runs (batches) since start.',
+    registers,
+    collect() {
+      this.set(parts.pipeline.value?.engine.stats().runs ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${p}engine_requests_scored`,
+    help: 'Finding lists scored by the engine since start.',
+    registers,
+    collect() {
+      this.set(parts.pipeline.value?.engine.stats().requestsScored ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${p}knowledge_ready`,
+    help: '1 when a knowledge base with scorable conditions is loaded and the engine is up, else 0.',
+    registers,
+    collect() {
+      this.set(parts.readiness.ready ? 1 : 0);
+    },
+  });
 }

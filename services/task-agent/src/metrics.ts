@@ -1,4 +1,5 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
+import type { LlmStatus } from '@clinicalsuite/kit/llm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { TASK_STATUSES, type TaskStats } from './domain/types.js';
 
@@ -24,53 +25,10 @@ export interface TaskAgentMetrics {
 
 const SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
-export function createTaskAgentMetrics(
-  kit: KitMetrics,
-  sources: {
-    workersBusy: () => number;
-    workers: () => number;
-    llmUp: () => boolean;
-    /** The last counts read from the store (refreshed by the scheduler's tick). */
-    stats: () => TaskStats | undefined;
-  },
-): TaskAgentMetrics {
+/** What the agent counts and times: tasks, runs, steps, skill calls, schedules, chats. */
+export function createTaskAgentMetrics(kit: KitMetrics): TaskAgentMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
-  new Gauge({
-    name: `${p}workers_busy`,
-    help: 'Workers of this replica running a task.',
-    registers,
-    collect() {
-      this.set(sources.workersBusy());
-    },
-  });
-  new Gauge({
-    name: `${p}workers`,
-    help: 'Workers of this replica (TASK_AGENT_WORKERS).',
-    registers,
-    collect() {
-      this.set(sources.workers());
-    },
-  });
-  new Gauge({
-    name: `${p}llm_up`,
-    help: '1 while the LLM answers its health check, else 0.',
-    registers,
-    collect() {
-      this.set(sources.llmUp() ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: `${p}tasks`,
-    help: 'Tasks in the store by status group (all replicas; read every tick).',
-    labelNames: ['status'] as const,
-    registers,
-    collect() {
-      const stats = sources.stats();
-      if (stats === undefined) return;
-      for (const status of TASK_STATUSES) this.set({ status }, stats[status]);
-    },
-  });
   return {
     tasksCreated: new Counter({
       name: `${p}tasks_created_total`,
@@ -145,4 +103,55 @@ export function createTaskAgentMetrics(
       registers,
     }),
   };
+}
+
+/**
+ * What the agent holds, read at each scrape: its workers (busy, and of `workerCount`), whether the LLM
+ * answers, and the tasks per status (the last counts the workers read from the store, every tick).
+ */
+export function registerTaskAgentGauges(
+  kit: KitMetrics,
+  parts: {
+    workers: { readonly value: { readonly busy: number; readonly stats: TaskStats | undefined } | undefined };
+    workerCount: number;
+    monitor: { readonly status: LlmStatus };
+  },
+): void {
+  const registers = [kit.registry];
+  const p = kit.prefix;
+  new Gauge({
+    name: `${p}workers_busy`,
+    help: 'Workers of this replica running a task.',
+    registers,
+    collect() {
+      this.set(parts.workers.value?.busy ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${p}workers`,
+    help: 'Workers of this replica (TASK_AGENT_WORKERS).',
+    registers,
+    collect() {
+      this.set(parts.workerCount);
+    },
+  });
+  new Gauge({
+    name: `${p}llm_up`,
+    help: '1 while the LLM answers its health check, else 0.',
+    registers,
+    collect() {
+      this.set(parts.monitor.status.state === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${p}tasks`,
+    help: 'Tasks in the store by status group (all replicas; read every tick).',
+    labelNames: ['status'] as const,
+    registers,
+    collect() {
+      const stats = parts.workers.value?.stats;
+      if (stats === undefined) return;
+      for (const status of TASK_STATUSES) this.set({ status }, stats[status]);
+    },
+  });
 }

@@ -1,5 +1,6 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import type { AgentStatus } from './adapters/agent-monitor.js';
 import { ACTIONS } from './schemas/actions.js';
 
 /**
@@ -38,36 +39,10 @@ export function actionLabel(action: unknown): string {
   return typeof action === 'string' && (ACTIONS as readonly string[]).includes(action) ? action : 'unknown';
 }
 
-export function createTaskProxyMetrics(
-  kit: KitMetrics,
-  sources: { sessions: () => number; users: () => number; agentOnline: () => boolean },
-): TaskProxyMetrics {
+/** What the proxy counts (actions, sign-ins, sessions ended, calls to the agent). */
+export function createTaskProxyMetrics(kit: KitMetrics): TaskProxyMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
-  new Gauge({
-    name: `${p}sessions`,
-    help: 'Signed-in sessions held in memory by this replica.',
-    registers,
-    collect() {
-      this.set(sources.sessions());
-    },
-  });
-  new Gauge({
-    name: `${p}users`,
-    help: 'Users who may sign in (users file and environment).',
-    registers,
-    collect() {
-      this.set(sources.users());
-    },
-  });
-  new Gauge({
-    name: `${p}upstream_online`,
-    help: '1 while the task agent answers its /health with 200, else 0.',
-    registers,
-    collect() {
-      this.set(sources.agentOnline() ? 1 : 0);
-    },
-  });
   const actions = new Counter({
     name: `${p}actions_total`,
     help: 'Actions of /api/agent_proxy.php answered, by action (unknown for an invalid one) and outcome.',
@@ -105,4 +80,41 @@ export function createTaskProxyMetrics(
     registers,
   });
   return { actions, offlineAnswers, signIns, sessionsEnded, upstream };
+}
+
+/** What the proxy holds, read at each scrape: sessions, users, and whether the agent answers. */
+export function registerTaskProxyGauges(
+  kit: KitMetrics,
+  parts: {
+    sessions: { readonly size: number };
+    users: { readonly size: number };
+    monitor: { readonly status: AgentStatus };
+  },
+): void {
+  const registers = [kit.registry];
+  const p = kit.prefix;
+  new Gauge({
+    name: `${p}sessions`,
+    help: 'Signed-in sessions held in memory by this replica.',
+    registers,
+    collect() {
+      this.set(parts.sessions.size);
+    },
+  });
+  new Gauge({
+    name: `${p}users`,
+    help: 'Users who may sign in (users file and environment).',
+    registers,
+    collect() {
+      this.set(parts.users.size);
+    },
+  });
+  new Gauge({
+    name: `${p}upstream_online`,
+    help: '1 while the task agent answers its /health with 200, else 0.',
+    registers,
+    collect() {
+      this.set(parts.monitor.status.state === 'online' ? 1 : 0);
+    },
+  });
 }

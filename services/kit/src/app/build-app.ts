@@ -56,6 +56,12 @@ export interface KitOptions {
   readonly gpuStatusPath?: string;
   /** Process metrics; default on. */
   readonly processMetrics?: boolean;
+  /**
+   * Express's `trust proxy`, for a service behind a TLS-terminating proxy: `req.secure` and
+   * `req.ip` from its X-Forwarded-* headers (true, a hop count, or addresses and subnets);
+   * default false.
+   */
+  readonly trustProxy?: boolean | number | string | readonly string[];
 }
 
 export interface AppOptions extends KitOptions {
@@ -98,6 +104,8 @@ export interface KitApp {
   start(): void;
   /** Resolves when every resource is open or has given up. */
   settled(): Promise<void>;
+  /** `start()`, then `settled()`: for a caller that uses the app without `serve()` (tests, tools). */
+  open(): Promise<void>;
   /** Closes the resources in reverse order; idempotent. */
   close(): Promise<void>;
   readonly attach?: (server: Server) => void;
@@ -109,8 +117,9 @@ const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/readyz', '/health'
 
 /**
  * A service's parts, made first: logger, config, readiness, GPU reader, gate, metrics. Then the
- * service declares what it owns (`resource`, `model`, `own`) and builds its domain from these,
- * and `mount(routes)` makes the app last (docs/architecture.md, "How a service is assembled").
+ * service declares what it owns (`resource`, `model`, `background`, `every`, `own`) and builds its
+ * domain from these, and `mount(routes)` makes the app last (docs/architecture.md, "How a service
+ * is assembled").
  */
 export class Kit {
   readonly logger: Logger;
@@ -185,6 +194,41 @@ export class Kit {
     return host;
   }
 
+  /**
+   * Something with `start()` and `stop()` (a monitor, a poller): started after the server listens,
+   * stopped on shutdown, in order with the resources; returns it.
+   */
+  background<T extends { start(): void; stop(): Promise<void> | void }>(name: string, worker: T): T {
+    this.resource({
+      name,
+      open: () => {
+        worker.start();
+        return worker;
+      },
+      close: (started) => started.stop(),
+    });
+    return worker;
+  }
+
+  /**
+   * Runs `task` every `intervalMs` from listening to shutdown (a sweeper); a task that throws is
+   * logged and runs again at the next interval.
+   */
+  every(name: string, intervalMs: number, task: () => void): Resource<NodeJS.Timeout> {
+    const run = (): void => {
+      try {
+        task();
+      } catch (error) {
+        this.logger.error({ err: error, resource: name }, `${name} failed`);
+      }
+    };
+    return this.resource({
+      name,
+      open: () => setInterval(run, intervalMs).unref(),
+      close: (timer) => clearInterval(timer),
+    });
+  }
+
   /** Something already open (given by the caller, or opened in main): closed on shutdown. */
   own<T>(value: T, close: (value: T) => Promise<void> | void): T {
     this.declaring('an owned value');
@@ -211,6 +255,15 @@ export class Kit {
     const readiness = this.readiness;
     let started = false;
     let closing: Promise<void> | undefined;
+    const start = (): void => {
+      if (started) return;
+      started = true;
+      for (const resource of resources) resource.start();
+      if (this.readyOnStart) readiness.setReady();
+    };
+    const settled = async (): Promise<void> => {
+      await Promise.all(resources.map((r) => r.settled()));
+    };
     return {
       app,
       openapi,
@@ -222,14 +275,11 @@ export class Kit {
       gate: this.gate,
       bodyMemory: this.bodyMemory,
       metrics: this.metrics,
-      start: () => {
-        if (started) return;
-        started = true;
-        for (const resource of resources) resource.start();
-        if (this.readyOnStart) readiness.setReady();
-      },
-      settled: async () => {
-        await Promise.all(resources.map((r) => r.settled()));
+      start,
+      settled,
+      open: async () => {
+        start();
+        await settled();
       },
       close: () =>
         (closing ??= (async () => {
@@ -285,7 +335,7 @@ function buildExpressApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  app.set('trust proxy', options.trustProxy ?? false);
   app.use(contextMiddleware({ logger, timeoutMs: config.REQUEST_TIMEOUT_MS, live }));
   if (config.CORS_ORIGINS.length > 0) app.use(corsMiddleware(config.CORS_ORIGINS));
   app.use(httpMetricsMiddleware(metrics));

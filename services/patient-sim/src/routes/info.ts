@@ -4,6 +4,14 @@ import { iso, type PatientSimRuntime } from './runtime.js';
 
 /** `/`, `/health` (503 with the reason until the LLM answers) and `/status`. */
 
+/** The simulator's title and description in its OpenAPI document. */
+export const API_INFO = {
+  title: 'ClinicalSuite patient simulator',
+  description:
+    'An LLM plays a patient from a case file: stays in character, reveals history only when asked and ' +
+    'examination and test results only when examined or ordered, keeps per-session state in memory.',
+} as const;
+
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'POST /patient': 'Say something to a simulated patient (message, patient_id, session_id)',
   'GET /patients': 'The cases (without their diagnoses)',
@@ -17,8 +25,13 @@ export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /docs': 'Interactive API documentation',
 };
 
+/** `/`, `/health` and `/status`. */
+export function infoRoutes(rt: PatientSimRuntime): AnyRoute[] {
+  return [rootRoute(rt), healthRouteFor(rt), statusRoute(rt)];
+}
+
 function llmView(rt: PatientSimRuntime) {
-  const s = rt.llm();
+  const s = rt.monitor.status;
   return { url: rt.llmUrl, state: s.state, model: s.model };
 }
 
@@ -67,7 +80,7 @@ export function statusRoute(rt: PatientSimRuntime): AnyRoute {
     tags: ['info'],
     response: StatusSchema,
     handler: () => {
-      const s = rt.llm();
+      const s = rt.monitor.status;
       return {
         service: 'patient-sim' as const,
         version: rt.version,

@@ -121,7 +121,7 @@ async function answer(
         history: s.turns,
         message,
         settings: {
-          model: rt.llm().model ?? rt.config.PATIENT_SIM_MODEL ?? 'default',
+          model: rt.monitor.status.model ?? rt.config.PATIENT_SIM_MODEL ?? 'default',
           temperature: rt.config.PATIENT_SIM_TEMPERATURE,
           maxTokens: rt.config.PATIENT_SIM_MAX_TOKENS,
           historyChars: rt.config.PATIENT_SIM_HISTORY_CHARS,
@@ -134,7 +134,7 @@ async function answer(
     // A session this message started and that never got a reply is not kept.
     if (newSession) rt.store.delete(s.id);
     rt.metrics.turns.inc({ result: resultOf(error, signal) });
-    if (error instanceof ServiceUnavailableError) rt.recheckLlm();
+    if (error instanceof ServiceUnavailableError) void rt.monitor.check();
     if (error instanceof EmptyReplyError)
       throw new BadGatewayError(`${error.message} (tried ${1 + rt.config.PATIENT_SIM_LEAK_RETRIES} times)`);
     throw error;

@@ -1,5 +1,5 @@
 import type { ConcurrencyGate, Readiness } from '@clinicalsuite/kit';
-import type { ChatBackend, LlmStatus } from '@clinicalsuite/kit/llm';
+import type { ChatBackend, LlmMonitor } from '@clinicalsuite/kit/llm';
 import type { PatientSimConfig } from '../config.js';
 import type { KeyedMutex, Session, SessionStore } from '../domain/sessions.js';
 import type { PatientSimMetrics } from '../metrics.js';
@@ -20,10 +20,9 @@ export interface PatientSimRuntime {
   readonly store: SessionStore;
   readonly mutex: KeyedMutex;
   readonly backend: ChatBackend;
-  readonly llm: () => LlmStatus;
+  /** The LLM's state; `check()` probes it now (after a turn found it unreachable). */
+  readonly monitor: Pick<LlmMonitor, 'status' | 'check'>;
   readonly llmUrl: string;
-  /** Probe the LLM now (after a turn found it unreachable). */
-  readonly recheckLlm: () => void;
   readonly readiness: Readiness;
   readonly gate: ConcurrencyGate;
   readonly metrics: PatientSimMetrics;

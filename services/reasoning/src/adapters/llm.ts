@@ -1,3 +1,4 @@
+import type { KitMetrics } from '@clinicalsuite/kit';
 import { LlmClient, type ChatBackend } from '@clinicalsuite/kit/llm';
 import type { ReasoningConfig } from '../config.js';
 import type { PipelineDeps } from '../pipeline/diagnose.js';
@@ -26,4 +27,17 @@ export function extractorLlm(config: ReasoningConfig, backend: ChatBackend | nul
     maxFindings: config.REASONING_LLM_MAX_FINDINGS,
     maxTokens: config.REASONING_LLM_MAX_TOKENS,
   };
+}
+
+/** The LLM of LLM_URL (API_TOKEN, REASONING_LLM_*), its calls counted in `metrics`; null without LLM_URL. */
+export function configuredLlm(config: ReasoningConfig, metrics: KitMetrics): LlmClient | null {
+  if (config.LLM_URL === undefined) return null;
+  return new LlmClient({
+    baseUrl: config.LLM_URL,
+    metrics,
+    ...(config.API_TOKEN === undefined ? {} : { token: config.API_TOKEN }),
+    timeoutMs: config.REASONING_LLM_TIMEOUT_MS,
+    retries: config.REASONING_LLM_RETRIES,
+    backoffMs: config.REASONING_LLM_BACKOFF_MS,
+  });
 }

@@ -15,6 +15,7 @@
  */
 import { HttpClient, withoutTrailingSlashes, type CallSpec, type KitMetrics } from '@clinicalsuite/kit';
 import type { Registry } from 'prom-client';
+import type { ReasoningConfig } from '../config.js';
 import { foldTerm } from '../extract/text.js';
 
 export interface CodeHit {
@@ -33,6 +34,22 @@ export interface CodeSearchOptions {
   readonly candidates?: number;
   /** The service's metrics, where the calls are counted. */
   readonly metrics?: KitMetrics | Registry | undefined;
+}
+
+/**
+ * The code search of CODE_SEARCH_URL (its token, REASONING_CODE_SEARCH_*), its calls counted in
+ * `metrics`; null without CODE_SEARCH_URL.
+ */
+export function configuredCodeSearch(config: ReasoningConfig, metrics: KitMetrics): CodeSearchClient | null {
+  if (config.CODE_SEARCH_URL === undefined) return null;
+  return new CodeSearchClient({
+    baseUrl: config.CODE_SEARCH_URL,
+    metrics,
+    ...(config.CODE_SEARCH_API_TOKEN === undefined ? {} : { token: config.CODE_SEARCH_API_TOKEN }),
+    timeoutMs: config.REASONING_CODE_SEARCH_TIMEOUT_MS,
+    topK: config.REASONING_CODE_SEARCH_TOP_K,
+    candidates: config.REASONING_CODE_SEARCH_CANDIDATES,
+  });
 }
 
 export class CodeSearchUnavailable extends Error {

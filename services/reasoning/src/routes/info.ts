@@ -7,6 +7,16 @@ import type { ReasoningRuntime } from './runtime.js';
 
 /** `/`, `/health` (503 with the reason until a scorable base and the engine are loaded), GPU status. */
 
+/** The engine's title and description in its OpenAPI document. */
+export const API_INFO = {
+  title: 'ClinicalSuite clinical reasoning engine',
+  description:
+    'Free clinical text (Vietnamese or English) and/or structured findings in, ranked diagnoses with ' +
+    'calibrated probabilities out: rule pass + LLM extractor, clinical map and ICD-10-CM code lookup, a ' +
+    'naive Bayes model with leak terms scored as an ONNX graph (CPU or CUDA, micro-batched), and the ' +
+    'supporting and opposing findings, next findings by information gain, and timings per layer.',
+} as const;
+
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'POST /api/v1/diagnosis': 'Ranked diagnoses from free text and/or structured findings',
   'GET /api/v1/gpu/status': 'GPU summary and the engine (device, fallback, batches)',

@@ -1,5 +1,6 @@
 import {
   BadGatewayError,
+  ConfigError,
   HttpClient,
   errorCause,
   loggableUrl,
@@ -9,7 +10,8 @@ import {
 import type { ChatBackend } from '@clinicalsuite/kit/llm';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { AnySkill, Skill, SkillContext } from '../domain/skills.js';
+import type { TaskAgentConfig } from '../config.js';
+import { validateSkills, type AnySkill, type Skill, type SkillContext } from '../domain/skills.js';
 
 /**
  * The skills this agent offers, each calling a suite service over HTTP (the kit's HttpClient) or the
@@ -312,5 +314,28 @@ export function buildSkills(config: SkillsConfig): AnySkill[] {
   if (Object.keys(config.services).length > 0)
     skills.push(checkServiceSkill(config.services, config.timeoutMs, metrics));
   skills.push(currentTimeSkill());
+  return skills;
+}
+
+/**
+ * The skills of the configuration (CODE_SEARCH_URL, REASONING_URL, TASK_AGENT_SERVICES and their
+ * tokens), checked: a name that is invalid, reserved or repeated stops the start (a ConfigError
+ * listing every problem).
+ */
+export function configuredSkills(
+  config: TaskAgentConfig,
+  deps: Pick<SkillsConfig, 'llm' | 'model' | 'metrics'>,
+): AnySkill[] {
+  const skills = buildSkills({
+    codeSearchUrl: config.CODE_SEARCH_URL,
+    codeSearchToken: config.CODE_SEARCH_API_TOKEN,
+    reasoningUrl: config.REASONING_URL,
+    reasoningToken: config.REASONING_API_TOKEN,
+    services: config.TASK_AGENT_SERVICES,
+    timeoutMs: config.TASK_AGENT_SKILL_TIMEOUT_MS,
+    ...deps,
+  });
+  const problems = validateSkills(skills);
+  if (problems.length > 0) throw new ConfigError(problems);
   return skills;
 }

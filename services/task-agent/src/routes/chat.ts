@@ -19,7 +19,7 @@ import {
 } from '../schemas/api.js';
 import { storable } from '../store/sql.js';
 import type { TaskStore } from '../store/types.js';
-import type { TaskAgentRuntime } from './runtime.js';
+import { whenReady, type TaskAgentRuntime } from './runtime.js';
 
 /**
  * Chat with the agent: `/api/v1/chat` keeps sessions in the store (they survive restarts and are
@@ -29,7 +29,7 @@ import type { TaskAgentRuntime } from './runtime.js';
 export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
   const system = rt.config.TASK_AGENT_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT;
   const store = (): TaskStore => rt.store.require();
-  return [
+  return whenReady([
     defineRoute({
       method: 'post',
       path: '/api/v1/chat',
@@ -195,5 +195,5 @@ export function chatRoutes(rt: TaskAgentRuntime): AnyRoute[] {
         return undefined;
       },
     }),
-  ];
+  ]);
 }

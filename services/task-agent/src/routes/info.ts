@@ -7,6 +7,15 @@ import type { TaskAgentRuntime } from './runtime.js';
  * store is still opening or failed to open (the reason says which), so they never touch it.
  */
 
+/** The agent's title and description in its OpenAPI document. */
+export const API_INFO = {
+  title: 'ClinicalSuite task agent',
+  description:
+    'Runs tasks with an LLM in a bounded plan-and-act loop over skills (medical code search, the ' +
+    'reasoning engine, summaries, service checks), records every run and log, fires cron schedules, ' +
+    'and chats. SQLite by default, PostgreSQL for several replicas; the task proxy is its client.',
+} as const;
+
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /api/v1/tasks': 'Tasks (status, limit)',
   'POST /api/v1/tasks': 'Create a task (title, description, priority)',

@@ -1,4 +1,4 @@
-import type { ConcurrencyGate, Readiness, Resource } from '@clinicalsuite/kit';
+import type { AnyRoute, ConcurrencyGate, Readiness, Resource } from '@clinicalsuite/kit';
 import type { LlmClient, LlmStatus } from '@clinicalsuite/kit/llm';
 import type { WorkerPool } from '../adapters/workers.js';
 import type { TaskAgentConfig } from '../config.js';
@@ -26,4 +26,9 @@ export interface TaskAgentRuntime {
   readonly now: () => number;
   readonly newSessionId: () => string;
   readonly startedAt: number;
+}
+
+/** `routes`, each answering 503 with the reason until the service is ready (GETs included). */
+export function whenReady(routes: readonly AnyRoute[]): AnyRoute[] {
+  return routes.map((route) => ({ ...route, requiresReady: true }));
 }

@@ -9,13 +9,13 @@ import {
 } from '../schemas/api.js';
 import { schedulesBody } from '../store/queries.js';
 import type { TaskStore } from '../store/types.js';
-import type { TaskAgentRuntime } from './runtime.js';
+import { whenReady, type TaskAgentRuntime } from './runtime.js';
 
 /** Recurring tasks: a cron expression in a time zone creates a task at each firing. */
 export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
   const store = (): TaskStore => rt.store.require();
   const now = (): Date => new Date(rt.now());
-  return [
+  return whenReady([
     defineRoute({
       method: 'get',
       path: '/api/v1/schedules',
@@ -81,5 +81,5 @@ export function scheduleRoutes(rt: TaskAgentRuntime): AnyRoute[] {
         return { deleted: true };
       },
     }),
-  ];
+  ]);
 }

@@ -25,7 +25,7 @@ import {
   deleteTaskBody,
 } from '../store/queries.js';
 import type { TaskStore } from '../store/types.js';
-import type { TaskAgentRuntime } from './runtime.js';
+import { whenReady, type TaskAgentRuntime } from './runtime.js';
 
 /**
  * Tasks, their runs and logs, counts and the skill catalogue: the operations the task proxy's
@@ -39,7 +39,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
     titleChars: rt.config.TASK_AGENT_MAX_TITLE_CHARS,
     descriptionChars: rt.config.TASK_AGENT_MAX_DESCRIPTION_CHARS,
   };
-  return [
+  return whenReady([
     defineRoute({
       method: 'get',
       path: '/api/v1/tasks',
@@ -176,7 +176,7 @@ export function taskRoutes(rt: TaskAgentRuntime): AnyRoute[] {
       response: z.object({ skills: z.array(SkillSchema) }),
       handler: () => skillsBody(store()),
     }),
-  ];
+  ]);
 }
 
 /** `{key: value}` when the value is set (exactOptionalPropertyTypes). */

@@ -36,6 +36,8 @@ import {
   type ChatReply,
   type Task,
 } from '../domain/backend.js';
+import type { TaskProxyConfig } from '../config.js';
+import type { TaskProxyMetrics } from '../metrics.js';
 import type { TaskStatus } from '../schemas/actions.js';
 
 /**
@@ -59,6 +61,22 @@ export interface AgentClientOptions {
   readonly onCall?: (operation: string, outcome: CallOutcome, seconds: number) => void;
   /** The service's metrics, where the exchanges are counted (`upstream="task_agent"`). */
   readonly metrics?: KitMetrics | Registry | undefined;
+}
+
+/** The configured agent's client; every call's outcome and duration observed in `upstream`. */
+export function agentClientOptions(
+  config: TaskProxyConfig,
+  metrics: KitMetrics,
+  upstream: TaskProxyMetrics['upstream'],
+): AgentClientOptions {
+  return {
+    baseUrl: config.TASK_AGENT_URL,
+    metrics,
+    token: config.TASK_AGENT_API_TOKEN,
+    timeoutMs: config.TASK_AGENT_TIMEOUT_MS,
+    chatTimeoutMs: config.TASK_AGENT_CHAT_TIMEOUT_MS,
+    onCall: (operation, outcome, seconds) => upstream.observe({ operation, outcome }, seconds),
+  };
 }
 
 export type CallOutcome = 'ok' | 'client_error' | 'upstream_error' | 'unavailable' | 'timeout' | 'aborted';

@@ -43,6 +43,12 @@ export class AgentMonitor {
     return this.current_;
   }
 
+  /** Whether the agent is online (after the first probe), and why not. */
+  async online(): Promise<{ online: boolean; detail: string | null }> {
+    const s = await this.current();
+    return { online: s.state === 'online', detail: s.detail };
+  }
+
   start(): void {
     void this.check();
   }

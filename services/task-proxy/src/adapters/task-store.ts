@@ -12,6 +12,7 @@ import {
   listTasksBody,
   type TaskStore,
 } from '@clinicalsuite/task-agent/store';
+import type { TaskProxyConfig } from '../config.js';
 import type { Task, TaskBackend } from '../domain/backend.js';
 
 /**
@@ -33,6 +34,20 @@ export interface StoreHandleOptions {
   readonly retryMs?: number;
   /** Opens the store (tests may count opens); default the agent's openTaskStore without create. */
   readonly open?: () => Promise<TaskStore>;
+}
+
+/** The configured store: DATABASE_URL, else TASK_AGENT_DB (`open` replaces the opening, for tests). */
+export function storeHandleOptions(
+  config: TaskProxyConfig,
+  parts: { logger: Logger; now: () => number; open?: (() => Promise<TaskStore>) | undefined },
+): StoreHandleOptions {
+  return {
+    databaseUrl: config.DATABASE_URL,
+    sqlitePath: config.TASK_AGENT_DB,
+    logger: parts.logger,
+    now: parts.now,
+    ...(parts.open === undefined ? {} : { open: parts.open }),
+  };
 }
 
 export interface StoreHealth {

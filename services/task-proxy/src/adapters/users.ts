@@ -1,4 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
+import type { ResourceSpec } from '@clinicalsuite/kit';
+import type { TaskProxyConfig } from '../config.js';
 import {
   DEFAULT_SCRYPT,
   decoyHash,
@@ -132,6 +134,39 @@ export class UserDirectory {
     const params = first.done === true ? DEFAULT_SCRYPT : first.value.params;
     if (JSON.stringify(params) !== JSON.stringify(this.decoy.params)) this.decoy = decoyHash(params);
   }
+}
+
+/** TASK_PROXY_USERS_FILE, and TASK_PROXY_USER with its password (given apart from the config). */
+export function userDirectoryOptions(
+  config: TaskProxyConfig,
+  password: string | undefined,
+): UserDirectoryOptions {
+  return {
+    file: config.TASK_PROXY_USERS_FILE,
+    envUser:
+      config.TASK_PROXY_USER === undefined || password === undefined
+        ? undefined
+        : { username: config.TASK_PROXY_USER, password },
+  };
+}
+
+/**
+ * The users as a kit resource: loaded once the server listens (hashing the environment's
+ * password), which makes the proxy ready; a users file that cannot be read leaves it not ready with
+ * the reason, tried again every `retryMs`.
+ */
+export function usersResource(users: UserDirectory, retryMs: number): ResourceSpec<UserDirectory> {
+  return {
+    name: 'the users',
+    startingReason: 'starting: the users have not been loaded yet',
+    open: async () => {
+      await users.load();
+      return users;
+    },
+    retry: { firstPauseMs: retryMs, maxPauseMs: retryMs },
+    failureReason: (error) => `users not loaded: ${error.message}`,
+    describe: (loaded) => ({ fields: { users: loaded.size } }),
+  };
 }
 
 /** `username:hash` lines; problems name the line number, never its text. */

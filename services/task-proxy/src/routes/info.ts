@@ -6,6 +6,16 @@ import { sessionOf, type ProxyRuntime } from './runtime.js';
 
 /** `/` (service information; a small page for a browser) and `/health`. */
 
+/** The proxy's title and description in its OpenAPI document. */
+export const API_INFO = {
+  title: 'ClinicalSuite task agent proxy',
+  description:
+    'A web-session-protected proxy in front of the task agent: sign in at /login.php (cookie PHPSESSID), ' +
+    'then POST actions to /api/agent_proxy.php. While the agent is offline, tasks, logs, runs, stats, ' +
+    'skills and schedules are answered from its store; tasks created then are queued there; chat needs ' +
+    'the agent.',
+} as const;
+
 export const ENDPOINTS: Readonly<Record<string, string>> = {
   'GET /login.php': 'The sign-in page',
   'POST /login.php': 'Sign in (username, password): session cookie PHPSESSID',
