@@ -20,7 +20,7 @@ import { Registry } from 'prom-client';
 import { parse as parseYaml, stringify } from 'yaml';
 import { BodyMemory, ConcurrencyGate, createLogger, createMetrics } from '@clinicalsuite/kit';
 import { registerGpuMetrics } from '../../services/kit/src/gpu/index.js';
-import { createAgentMetrics } from '../../services/agent/src/metrics.js';
+import { createAgentMetrics, registerAgentGauges } from '../../services/agent/src/metrics.js';
 import { createFaceMetrics } from '../../services/face/src/metrics.js';
 import { createLlmMetrics } from '../../services/llm/src/metrics.js';
 import { createMedllmMetrics } from '../../services/medllm/src/metrics.js';
@@ -175,7 +175,9 @@ async function knownMetrics(): Promise<Map<string, Set<string>>> {
     registries.push(m.registry);
     return m;
   };
-  createAgentMetrics(kit('agent'), { sessions: () => 0, upstreamUp: () => new Map() });
+  const agent = kit('agent');
+  createAgentMetrics(agent);
+  registerAgentGauges(agent, { sessions: { size: 0 }, upstreams: { upMap: () => new Map() } });
   createFaceMetrics(kit('face'), { persons: () => 0, embeddings: () => 0 });
   createLlmMetrics(kit('llm'), {
     running: () => 0,

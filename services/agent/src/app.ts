@@ -6,7 +6,7 @@ import { createSubservices } from './adapters/subservices/index.js';
 import { createUpstreamPool, upstreamProbes, type UpstreamPool } from './adapters/upstream-pool.js';
 import type { AgentConfig } from './config.js';
 import { SessionStore } from './domain/sessions.js';
-import { createAgentMetrics } from './metrics.js';
+import { createAgentMetrics, registerAgentGauges } from './metrics.js';
 import { API_INFO, agentRoutes, chatSocket } from './routes/index.js';
 import { createUseCases } from './use-cases/index.js';
 
@@ -54,15 +54,12 @@ export function buildAgentApp({ config, ...deps }: AgentDeps): AgentService {
     config,
     auth,
     gpuStatusPath: '/gpu',
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const { logger, readiness, gate } = kit;
-  const metrics = createAgentMetrics(kit.metrics, {
-    sessions: () => sessions.size,
-    upstreamUp: () => upstreams.upMap(),
-  });
+  const metrics = createAgentMetrics(kit.metrics);
   const sessions = new SessionStore(
     config.AGENT_SESSION_TTL_S * 1000,
     config.AGENT_MAX_SESSIONS,
@@ -70,6 +67,7 @@ export function buildAgentApp({ config, ...deps }: AgentDeps): AgentService {
     (reason) => metrics.sessionsEnded.inc({ reason }),
   );
   const upstreams = createUpstreamPool(config, { metrics, logger, readiness, now });
+  registerAgentGauges(kit.metrics, { sessions, upstreams });
   kit.resource(upstreamProbes(upstreams));
   const sweepMs = Math.min(60_000, config.AGENT_SESSION_TTL_S * 1000);
   kit.every('the session sweeper', sweepMs, () => sessions.sweep(now()));

@@ -51,32 +51,9 @@ const SECONDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 ];
 
-export function createAgentMetrics(
-  kit: KitMetrics,
-  sources: {
-    sessions: () => number;
-    upstreamUp: () => ReadonlyMap<string, boolean>;
-  },
-): AgentMetrics {
+export function createAgentMetrics(kit: KitMetrics): AgentMetrics {
   const registers = [kit.registry];
   const p = kit.prefix;
-  new Gauge({
-    name: `${p}sessions`,
-    help: 'Sessions held in memory by this replica.',
-    registers,
-    collect() {
-      this.set(sources.sessions());
-    },
-  });
-  new Gauge({
-    name: `${p}upstream_up`,
-    help: '1 while an LLM upstream answers its health check and is not cooling down, else 0.',
-    labelNames: ['upstream'] as const,
-    registers,
-    collect() {
-      for (const [upstream, up] of sources.upstreamUp()) this.set({ upstream }, up ? 1 : 0);
-    },
-  });
   return {
     registry: kit.registry,
     intents: new Counter({
@@ -200,4 +177,33 @@ export function createAgentMetrics(
       registers,
     }),
   };
+}
+
+/** The gauges that read the service's parts, registered once those exist. */
+export function registerAgentGauges(
+  kit: KitMetrics,
+  parts: {
+    sessions: { readonly size: number };
+    upstreams: { upMap(): ReadonlyMap<string, boolean> };
+  },
+): void {
+  const registers = [kit.registry];
+  const p = kit.prefix;
+  new Gauge({
+    name: `${p}sessions`,
+    help: 'Sessions held in memory by this replica.',
+    registers,
+    collect() {
+      this.set(parts.sessions.size);
+    },
+  });
+  new Gauge({
+    name: `${p}upstream_up`,
+    help: '1 while an LLM upstream answers its health check and is not cooling down, else 0.',
+    labelNames: ['upstream'] as const,
+    registers,
+    collect() {
+      for (const [upstream, up] of parts.upstreams.upMap()) this.set({ upstream }, up ? 1 : 0);
+    },
+  });
 }

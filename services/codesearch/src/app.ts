@@ -60,9 +60,9 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
     startingReason: LOADING_CODE_SETS,
     gpuStatusPath: '/gpu_status',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const store = new CodeStore(config.dataDir);
   // Closed last: stops a vector build, ends its worker threads and frees the embedding model.

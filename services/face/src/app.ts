@@ -53,9 +53,9 @@ export function buildFaceApp(deps: FaceDeps): FaceService {
     config,
     errorShape: 'envelope',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const { logger, gpu } = kit;
   const registry = kit.own(deps.registry ?? new SqliteRegistry(config.registryPath), (r) => r.close());

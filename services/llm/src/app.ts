@@ -49,9 +49,9 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
       'node-llama-cpp. Every route but the probes needs `Authorization: Bearer <API_TOKEN>`.',
     config,
     auth,
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const { logger, gate, readiness, gpu } = kit;
   const load = deps.load ?? llamaLoader(config, logger);

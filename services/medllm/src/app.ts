@@ -43,9 +43,9 @@ export function buildMedllmApp(deps: MedllmAppDeps): MedllmService {
     startingReason: 'starting: llama-server starts after the server listens',
     gpuStatusPath: '/gpu/status',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const server = new LlamaServer(llamaServerOptions(config, kit.logger, kit.metrics));
   // Started again, after a pause that doubles while it keeps dying, when it exits or hangs.

@@ -52,9 +52,9 @@ export function buildOcrApp(deps: OcrDeps): OcrService {
     startingReason: 'starting: looking for tesseract',
     gpuStatusPath: '/gpu_status',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const metrics = createOcrMetrics(kit.metrics);
   // Engine processes still running at shutdown are killed (after the engine stops being looked for).

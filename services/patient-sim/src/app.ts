@@ -56,8 +56,8 @@ export function buildPatientSimApp({ config, ...deps }: PatientSimDeps): Patient
       tokenEnv: 'PATIENT_SIM_API_TOKEN',
       token: config.PATIENT_SIM_API_TOKEN,
     }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const metrics = createPatientSimMetrics(kit.metrics);
   const ttlMs = config.PATIENT_SIM_SESSION_TTL_S * 1000;

@@ -48,8 +48,8 @@ export function buildReasoningApp({ config, ...deps }: ReasoningDeps): Reasoning
       tokenEnv: 'REASONING_API_TOKEN',
       token: config.REASONING_API_TOKEN,
     }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const llm = deps.llmBackend === undefined ? configuredLlm(config, kit.metrics) : deps.llmBackend;
   const codeSearch = configuredCodeSearch(config, kit.metrics);

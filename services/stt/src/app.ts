@@ -46,9 +46,9 @@ export function buildSttApp(deps: SttDeps): SttService {
     config,
     gpuStatusPath: '/gpu_status',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   // Ready when one backend is: a condition of the service's own, each backend's resource optional.
   const backends = new SttBackends(

@@ -56,8 +56,8 @@ export function buildTaskAgentApp({ config, ...deps }: TaskAgentDeps): TaskAgent
       tokenEnv: 'TASK_AGENT_API_TOKEN',
       token: config.TASK_AGENT_API_TOKEN,
     }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const metrics = createTaskAgentMetrics(kit.metrics);
   // The LLM's state does not decide readiness (tasks, logs and schedules work without it); it

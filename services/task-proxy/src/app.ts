@@ -53,8 +53,8 @@ export function buildTaskProxyApp({ config, ...deps }: TaskProxyDeps): TaskProxy
     logger: deps.logger ?? createLogger({ service: 'task-proxy', level: config.LOG_LEVEL }),
     // Behind a TLS-terminating proxy: req.secure and req.ip from its X-Forwarded-* headers.
     trustProxy: config.TRUST_PROXY,
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const { logger } = kit;
   const metrics = createTaskProxyMetrics(kit.metrics);

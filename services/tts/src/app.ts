@@ -52,9 +52,9 @@ export function buildTtsApp(deps: TtsDeps): TtsService {
     config,
     gpuStatusPath: '/gpu_status',
     ...(auth === undefined ? {} : { auth }),
-    ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-    ...(deps.gpu === undefined ? {} : { gpu: deps.gpu }),
-    ...(deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics }),
+    logger: deps.logger,
+    gpu: deps.gpu,
+    processMetrics: deps.processMetrics,
   });
   const espeak = new Espeak({
     binary: config.ESPEAK_PATH,

@@ -47,15 +47,15 @@ export interface KitOptions {
   readonly auth?: AuthOptions | undefined;
   /** `envelope` for the face service's `{success, message}` bodies. */
   readonly errorShape?: ErrorShape;
-  readonly logger?: Logger;
-  readonly gpu?: GpuStatusReader;
+  readonly logger?: Logger | undefined;
+  readonly gpu?: GpuStatusReader | undefined;
   /**
    * Serve the GPU summary (`summarizeGpu`: available, device, memory, utilization, temperature,
    * and every GPU) at this path, e.g. `/gpu_status` for the face service.
    */
   readonly gpuStatusPath?: string;
   /** Process metrics; default on. */
-  readonly processMetrics?: boolean;
+  readonly processMetrics?: boolean | undefined;
   /**
    * Express's `trust proxy`, for a service behind a TLS-terminating proxy: `req.secure` and
    * `req.ip` from its X-Forwarded-* headers (true, a hop count, or addresses and subnets);
