@@ -15,7 +15,7 @@ import { CodeStore } from './adapters/code-store.js';
 import type { CodesearchConfig } from './config.js';
 import type { AbbreviationTable } from './domain/abbreviations.js';
 import { catalogGauges, createCodesearchMetrics } from './metrics.js';
-import { codesearchRoutes } from './routes/index.js';
+import { API_INFO, codesearchRoutes } from './routes/index.js';
 import type { CodesearchRuntime } from './routes/runtime.js';
 
 export const CODESEARCH_VERSION = '1.0.0';
@@ -51,11 +51,8 @@ export function buildCodesearchApp(deps: CodesearchDeps): CodesearchService {
   });
   const kit = createKit({
     service: 'codesearch',
-    title: 'Medical code search service',
+    ...API_INFO,
     version: CODESEARCH_VERSION,
-    description:
-      'ICD-10 (ICD-10-CM), ICD-10-PCS procedures and imported ICPC-2, CPT and service codes, searched by ' +
-      'Vietnamese or English text: BM25 with diacritic folding and abbreviations, fused with embeddings.',
     config,
     startingReason: LOADING_CODE_SETS,
     gpuStatusPath: '/gpu_status',

@@ -7,7 +7,7 @@ import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
 import { chatRoute } from './routes/chat.js';
-import { healthRouteFor, modelsRoute, statusRoute } from './routes/info.js';
+import { API_INFO, healthRouteFor, modelsRoute, statusRoute } from './routes/info.js';
 import type { LlmRuntime } from './routes/runtime.js';
 
 export const SERVICE = 'llm';
@@ -42,11 +42,8 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
   });
   const kit = createKit({
     service: SERVICE,
-    title: 'ClinicalSuite text LLM',
+    ...API_INFO,
     version: VERSION,
-    description:
-      'The spec’s text LLM (`alpha2_service`): `/chat` and OpenAI-compatible `/v1/chat/completions` on ' +
-      'node-llama-cpp. Every route but the probes needs `Authorization: Bearer <API_TOKEN>`.',
     config,
     auth,
     logger: deps.logger,

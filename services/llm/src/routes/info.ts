@@ -112,3 +112,11 @@ function batchingOf(engine: LlmEngine | undefined): Status['batching'] {
   const { steps, sequences } = engine?.batching() ?? { steps: 0, sequences: 0 };
   return { steps, mean_batch_size: steps === 0 ? 0 : Math.round((sequences / steps) * 100) / 100 };
 }
+
+/** The service's title and description in its OpenAPI document. */
+export const API_INFO = {
+  title: 'ClinicalSuite text LLM',
+  description:
+    'The spec’s text LLM (`alpha2_service`): `/chat` and OpenAI-compatible `/v1/chat/completions` on ' +
+    'node-llama-cpp. Every route but the probes needs `Authorization: Bearer <API_TOKEN>`.',
+} as const;
