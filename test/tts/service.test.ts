@@ -280,10 +280,19 @@ describe('tts service without its engines', () => {
   it('is not ready, with the reason, while espeak-ng is missing', async () => {
     const broken = await startTts({ ESPEAK_PATH: '/nonexistent/espeak-ng' });
     try {
-      await new Promise((r) => setTimeout(r, 200));
-      const health = await fetch(`${broken.url}/health`);
+      // espeak-ng is looked for again every 50 ms: wait for a look that has ended, not a fixed time.
+      let health = await fetch(`${broken.url}/health`);
+      let body = (await health.json()) as { reason?: string };
+      for (
+        const started = Date.now();
+        body.reason === 'checking espeak-ng' && Date.now() - started < 10_000;
+      ) {
+        await new Promise((r) => setTimeout(r, 20));
+        health = await fetch(`${broken.url}/health`);
+        body = (await health.json()) as { reason?: string };
+      }
       expect(health.status).toBe(503);
-      expect(await health.json()).toMatchObject({
+      expect(body).toMatchObject({
         status: 'unhealthy',
         reason: expect.stringContaining('espeak-ng not found (/nonexistent/espeak-ng)'),
       });
