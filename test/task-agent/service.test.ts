@@ -211,7 +211,9 @@ describe.each(stores)('task agent on %s', (_name, storeEnv) => {
       }, 5000);
       expect(Date.now() - started).toBeLessThan(3000);
       expect(d.task.status).toBe('cancelled');
-      expect(d.logs.some((l) => l.message.includes('stopped: cancelled by the API'))).toBe(true);
+      // The route stops the local run right after the store's cancel; a lease renewal in between
+      // sees the cancel first and stops it without knowing who cancelled: either line is true.
+      expect(d.logs.some((l) => /stopped: cancelled( by the API)?$/.test(l.message))).toBe(true);
       // A second cancel: already cancelled.
       expect((await api(agent.url, 'POST', `/api/v1/tasks/${task.id}/cancel`)).status).toBe(409);
       // Its LLM request left the LLM's queue: only the blocker is there.
