@@ -77,10 +77,16 @@ function defaultStatusError(f: StatusFailure): Error {
 
 /**
  * The message of an error body in the shapes the suite's services and their upstreams answer with:
- * OpenAI's `{error: {message}}`, the kit's `{detail: string}` or `{detail: [{loc, msg}]}` (422),
- * the face service's `{success: false, message}`, a `{reason}`; cut to `max` characters.
+ * the kit's `{detail: string}` or `{detail: [{loc, msg, type}]}` (422, with its field list),
+ * a `{reason}`, the face service's `{success: false, message}`, OpenAI's `{error: {message}}`;
+ * each message cut to `max` characters. `issueType` is the type of a field issue that has none.
  */
-export function upstreamDetail(text: string, max = 500): string | undefined {
+export function upstreamError(
+  text: string,
+  options: { readonly max?: number; readonly issueType?: string } = {},
+): { message: string; issues?: FieldIssue[] } | undefined {
+  const max = options.max ?? 500;
+  const cut = (m: string): string => (m.length > max ? `${m.slice(0, max)}…` : m);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -89,24 +95,25 @@ export function upstreamDetail(text: string, max = 500): string | undefined {
   }
   if (typeof body !== 'object' || body === null) return undefined;
   const b = body as { detail?: unknown; message?: unknown; reason?: unknown; error?: { message?: unknown } };
-  const issues = fieldIssues(b.detail);
-  const message =
-    typeof b.error?.message === 'string'
-      ? b.error.message
-      : typeof b.detail === 'string'
-        ? b.detail
-        : issues !== undefined
-          ? issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ')
-          : typeof b.message === 'string'
-            ? b.message
-            : typeof b.reason === 'string'
-              ? b.reason
-              : undefined;
-  return message === undefined ? undefined : message.length > max ? `${message.slice(0, max)}…` : message;
+  if (typeof b.detail === 'string') return { message: cut(b.detail) };
+  const issues = fieldIssues(b.detail, options.issueType ?? 'invalid');
+  if (issues !== undefined) {
+    const cutIssues = issues.map((i) => ({ ...i, msg: cut(i.msg) }));
+    return { message: cutIssues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '), issues: cutIssues };
+  }
+  if (typeof b.reason === 'string') return { message: cut(b.reason) };
+  if (typeof b.message === 'string') return { message: cut(b.message) };
+  if (typeof b.error?.message === 'string') return { message: cut(b.error.message) };
+  return undefined;
+}
+
+/** `upstreamError`'s message alone. */
+export function upstreamDetail(text: string, max = 500): string | undefined {
+  return upstreamError(text, { max })?.message;
 }
 
 /** The field list of a 422 `{detail: [{loc, msg, type}]}` body, or undefined. */
-export function fieldIssues(detail: unknown): FieldIssue[] | undefined {
+export function fieldIssues(detail: unknown, defaultType = 'invalid'): FieldIssue[] | undefined {
   if (!Array.isArray(detail)) return undefined;
   return detail.flatMap((d: unknown): FieldIssue[] => {
     const i = d as { loc?: unknown; msg?: unknown; type?: unknown } | null;
@@ -114,7 +121,7 @@ export function fieldIssues(detail: unknown): FieldIssue[] | undefined {
     const loc = Array.isArray(i.loc)
       ? i.loc.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number')
       : ['body'];
-    return [{ loc, msg: i.msg, type: typeof i.type === 'string' ? i.type : 'invalid' }];
+    return [{ loc, msg: i.msg, type: typeof i.type === 'string' ? i.type : defaultType }];
   });
 }
 

@@ -13,6 +13,7 @@ export {
   fieldIssues,
   retryAfterMs,
   upstreamDetail,
+  upstreamError,
   type FailureMapping,
   type StatusFailure,
   type TransportFailure,

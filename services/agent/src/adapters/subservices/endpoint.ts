@@ -9,6 +9,7 @@ import {
   ServiceUnavailableError,
   TooManyRequestsError,
   UnsupportedMediaTypeError,
+  upstreamError,
   ValidationError,
   type FieldIssue,
   type HttpError,
@@ -301,36 +302,9 @@ export function notConfigured(id: SubserviceId): ServiceUnavailableError {
 /** Why a health check found the sub-service down, as its detail. */
 class HealthFailure extends Error {}
 
-/**
- * The message of an error body in the suite's shapes: `{detail: string}`, `{detail: [{loc, msg,
- * type}]}` (422), the face service's `{success: false, message}`, OpenAI's `{error: {message}}`.
- */
+/** The message of an error body (and a 422's field list), as the kit reads the suite's shapes. */
 export function messageOf(text: string): { message: string; issues?: FieldIssue[] } | undefined {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof body !== 'object' || body === null) return undefined;
-  const b = body as { detail?: unknown; message?: unknown; reason?: unknown; error?: { message?: unknown } };
-  const cut = (s: string): string => (s.length > 500 ? `${s.slice(0, 500)}…` : s);
-  if (typeof b.detail === 'string') return { message: cut(b.detail) };
-  if (Array.isArray(b.detail)) {
-    const issues = b.detail.flatMap((d: unknown): FieldIssue[] => {
-      const i = d as { loc?: unknown; msg?: unknown; type?: unknown };
-      if (typeof i.msg !== 'string') return [];
-      const loc = Array.isArray(i.loc)
-        ? i.loc.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number')
-        : ['body'];
-      return [{ loc, msg: cut(i.msg), type: typeof i.type === 'string' ? i.type : 'subservice' }];
-    });
-    return { message: issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '), issues };
-  }
-  if (typeof b.reason === 'string') return { message: cut(b.reason) };
-  if (typeof b.message === 'string') return { message: cut(b.message) };
-  if (typeof b.error?.message === 'string') return { message: cut(b.error.message) };
-  return undefined;
+  return upstreamError(text, { issueType: 'subservice' });
 }
 
 function capital(s: string): string {
