@@ -9,7 +9,9 @@ import {
   type OutboundResponse,
 } from '@clinicalsuite/kit';
 import type { Registry } from 'prom-client';
-import type { LlmCall, LlmUsage, UpstreamId } from '../domain/types.js';
+import type { LlmCall, LlmUsage, ProbeState, UpstreamId } from '../domain/types.js';
+
+export type { ProbeState };
 import { modelIds, upstreamMessage } from '@clinicalsuite/kit/llm';
 import {
   CLIENT_PARAMS,
@@ -99,8 +101,6 @@ export class UpstreamFailure extends Error {
     return this.kind === 'status' && (this.status === 400 || this.status === 422);
   }
 }
-
-export type ProbeState = 'up' | 'not_ready' | 'down' | 'unauthorized';
 
 export interface ProbeResult {
   readonly state: ProbeState;

@@ -12,15 +12,18 @@ import {
 } from '@clinicalsuite/kit';
 import type { AgentConfig, UpstreamConfig } from '../config.js';
 import { upstreamOrder } from '../domain/routing.js';
-import type { LlmCall, LlmResult, LlmRouter, LlmStream, UpstreamId } from '../domain/types.js';
+import type {
+  LlmCall,
+  LlmResult,
+  LlmRouter,
+  LlmStream,
+  UpstreamId,
+  UpstreamStatus,
+} from '../domain/types.js';
 import type { AgentMetrics, UpstreamOutcome } from '../metrics.js';
-import {
-  UpstreamClient,
-  UpstreamFailure,
-  type ProbeResult,
-  type ProbeState,
-  type UpstreamStream,
-} from './llm-upstream.js';
+import { UpstreamClient, UpstreamFailure, type ProbeResult, type UpstreamStream } from './llm-upstream.js';
+
+export type { UpstreamStatus };
 
 /**
  * The LLM router: the three upstreams behind one `LlmRouter`. A call goes to the upstreams in the
@@ -59,20 +62,6 @@ export interface UpstreamPoolOptions {
   readonly readiness: ReadinessSignal;
   /** Epoch ms. */
   readonly now: () => number;
-}
-
-export interface UpstreamStatus {
-  readonly id: UpstreamId;
-  readonly url: string;
-  readonly state: ProbeState | 'unknown';
-  readonly latency_ms: number | null;
-  readonly detail: string | null;
-  /** The model name calls send (configured, or the upstream's first listed model). */
-  readonly model: string | null;
-  readonly cooling_down: boolean;
-  /** When the cooldown ends (ISO 8601), null when not cooling down. */
-  readonly cooldown_until: string | null;
-  readonly checked_at: string | null;
 }
 
 interface Upstream {

@@ -80,3 +80,18 @@ export interface Subservices {
   /** Throws the 503 naming the sub-service's `<NAME>_URL` when it is not configured. */
   ensureConfigured(id: SubserviceId): void;
 }
+
+/** A sub-service's health as the agent's status reports it. */
+export type HealthState = 'up' | 'not_ready' | 'down' | 'not_configured';
+
+export interface SubserviceHealth {
+  readonly id: SubserviceId;
+  readonly name: string;
+  /** The base URL without credentials, or null when not configured. */
+  readonly url: string | null;
+  readonly state: HealthState;
+  /** Milliseconds the check took (null when not configured). */
+  readonly latency_ms: number | null;
+  /** Why it is not up (its own reason when it gave one); null when up. */
+  readonly detail: string | null;
+}

@@ -96,3 +96,21 @@ export interface LlmRouter {
   complete(call: LlmCall, signal: AbortSignal): Promise<LlmResult>;
   stream(call: LlmCall, signal: AbortSignal): Promise<LlmStream>;
 }
+
+/** How an LLM upstream answered its health check. */
+export type ProbeState = 'up' | 'not_ready' | 'down' | 'unauthorized';
+
+/** An LLM upstream as the agent's status reports it. */
+export interface UpstreamStatus {
+  readonly id: UpstreamId;
+  readonly url: string;
+  readonly state: ProbeState | 'unknown';
+  readonly latency_ms: number | null;
+  readonly detail: string | null;
+  /** The model name calls send (configured, or the upstream's first listed model). */
+  readonly model: string | null;
+  readonly cooling_down: boolean;
+  /** When the cooldown ends (ISO 8601), null when not cooling down. */
+  readonly cooldown_until: string | null;
+  readonly checked_at: string | null;
+}

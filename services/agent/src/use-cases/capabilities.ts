@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { SUBSERVICE_CATALOGUE } from '../adapters/subservices/catalogue.js';
+import { SUBSERVICE_CATALOGUE } from '../domain/subservice-catalogue.js';
 import { SUBSERVICE_IDS } from '../domain/subservices.js';
 import type { UpstreamId } from '../domain/types.js';
 import type { CapabilitySchema } from '../schemas/subservices.js';

@@ -1,6 +1,6 @@
 import type { ConcurrencyGate, Logger } from '@clinicalsuite/kit';
-import type { UpstreamStatus } from '../adapters/upstream-pool.js';
-import type { SubserviceHealth } from '../adapters/subservices/index.js';
+import type { UpstreamStatus } from '../domain/types.js';
+import type { SubserviceHealth } from '../domain/subservices.js';
 import type { AgentConfig } from '../config.js';
 import type { IntentDecision, IntentInput } from '../domain/intent/index.js';
 import type { SessionStore } from '../domain/sessions.js';

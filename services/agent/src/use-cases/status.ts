@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
-import type { UpstreamStatus } from '../adapters/upstream-pool.js';
+import type { UpstreamStatus } from '../domain/types.js';
 import type { StatusResponseSchema } from '../schemas/subservices.js';
 import type { UseCaseDeps } from './ports.js';
 

@@ -19,7 +19,10 @@ import {
 import type { z } from 'zod';
 import type { SubserviceId } from '../../domain/subservices.js';
 import type { AgentMetrics, SubserviceOutcome } from '../../metrics.js';
-import { SUBSERVICE_CATALOGUE, label } from './catalogue.js';
+import { SUBSERVICE_CATALOGUE, label } from '../../domain/subservice-catalogue.js';
+import type { HealthState, SubserviceHealth } from '../../domain/subservices.js';
+
+export type { HealthState, SubserviceHealth };
 
 /**
  * One sub-service over the kit's HttpClient: every call has a deadline (AGENT_SUBSERVICE_TIMEOUT_MS)
@@ -50,20 +53,6 @@ export interface EndpointDeps {
   readonly timeoutMs: number;
   /** The bearer token it accepts; without one, a `user:token@` part of the URL, if any. */
   readonly token?: string | undefined;
-}
-
-export type HealthState = 'up' | 'not_ready' | 'down' | 'not_configured';
-
-export interface SubserviceHealth {
-  readonly id: SubserviceId;
-  readonly name: string;
-  /** The base URL without credentials, or null when not configured. */
-  readonly url: string | null;
-  readonly state: HealthState;
-  /** Milliseconds the check took (null when not configured). */
-  readonly latency_ms: number | null;
-  /** Why it is not up (its own reason when it gave one); null when up. */
-  readonly detail: string | null;
 }
 
 export interface JsonRequest {

@@ -26,10 +26,10 @@ import {
   TtsBodySchema,
   type AgentCodeType,
 } from '../../schemas/subservices.js';
-import { subserviceToken, subserviceUrl } from './catalogue.js';
+import { subserviceToken, subserviceUrl } from '../../domain/subservice-catalogue.js';
 import { SubserviceEndpoint, type SubserviceHealth } from './endpoint.js';
 
-export { SUBSERVICE_CATALOGUE, label, type SubserviceEntry } from './catalogue.js';
+export { SUBSERVICE_CATALOGUE, label, type SubserviceEntry } from '../../domain/subservice-catalogue.js';
 export { SubserviceEndpoint, messageOf, notConfigured, type SubserviceHealth } from './endpoint.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { AgentConfig } from '../../config.js';
-import type { SubserviceId } from '../../domain/subservices.js';
+import type { AgentConfig } from '../config.js';
+import type { SubserviceId } from './subservices.js';
 
 /**
  * What the agent knows about each sub-service: its name in messages, the variable that points the
