@@ -1,5 +1,5 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
-import type { LlmStatus } from '@clinicalsuite/kit/llm';
+import { registerLlmUpGauge, type LlmStatus } from '@clinicalsuite/kit/llm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { FACT_CATEGORIES, FINDING_KINDS } from './schemas/case.js';
 
@@ -128,12 +128,5 @@ export function registerPatientSimGauges(
       this.set(parts.cases.size);
     },
   });
-  new Gauge({
-    name: `${p}llm_up`,
-    help: '1 while the LLM answers its health check, else 0.',
-    registers,
-    collect() {
-      this.set(parts.monitor.status.state === 'up' ? 1 : 0);
-    },
-  });
+  registerLlmUpGauge(kit, parts.monitor);
 }

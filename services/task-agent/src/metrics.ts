@@ -1,5 +1,5 @@
 import type { KitMetrics } from '@clinicalsuite/kit';
-import type { LlmStatus } from '@clinicalsuite/kit/llm';
+import { registerLlmUpGauge, type LlmStatus } from '@clinicalsuite/kit/llm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { TASK_STATUSES, type TaskStats } from './domain/types.js';
 
@@ -135,14 +135,7 @@ export function registerTaskAgentGauges(
       this.set(parts.workerCount);
     },
   });
-  new Gauge({
-    name: `${p}llm_up`,
-    help: '1 while the LLM answers its health check, else 0.',
-    registers,
-    collect() {
-      this.set(parts.monitor.status.state === 'up' ? 1 : 0);
-    },
-  });
+  registerLlmUpGauge(kit, parts.monitor);
   new Gauge({
     name: `${p}tasks`,
     help: 'Tasks in the store by status group (all replicas; read every tick).',

@@ -1,4 +1,6 @@
+import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.js';
+import type { KitMetrics } from '../metrics.js';
 import type { ReadinessSignal } from '../readiness.js';
 import type { LlmClient, ProbeResult } from './client.js';
 
@@ -112,4 +114,16 @@ export class LlmMonitor {
     }
     return this.current;
   }
+}
+
+/** `<prefix>llm_up`: 1 while the monitored LLM answers its health check, read at each scrape. */
+export function registerLlmUpGauge(metrics: KitMetrics, monitor: { readonly status: LlmStatus }): void {
+  new Gauge({
+    name: `${metrics.prefix}llm_up`,
+    help: '1 while the LLM answers its health check, else 0.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(monitor.status.state === 'up' ? 1 : 0);
+    },
+  });
 }
