@@ -1,12 +1,12 @@
 export {
   HttpClient,
-  OutboundResponse,
   type CallSpec,
   type HttpClientOptions,
   type OutboundMethod,
   type OutboundResult,
   type RetryPolicy,
 } from './client.js';
+export { OutboundResponse } from './response.js';
 export { CallDeadline } from './deadline.js';
 export {
   DEFAULT_FAILURES,
