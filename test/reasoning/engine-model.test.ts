@@ -299,3 +299,43 @@ describe('information gain', () => {
     expect(without.nextFindings.map((n) => n.feature)).toEqual(['syn-weak']);
   });
 });
+
+describe('a link with a specificity (a diagnostic-accuracy study)', () => {
+  const study = (specificity?: number): KnowledgeBase => ({
+    ...SYNTHETIC_KB,
+    links: SYNTHETIC_KB.links.map((l) =>
+      l.condition === 'syn-alpha' && l.feature === 'syn-ache'
+        ? { ...l, ...(specificity === undefined ? {} : { specificity }) }
+        : l,
+    ),
+  });
+
+  it("scores the finding by the study's own likelihood ratios, not against the leak", () => {
+    const model = compileModel(study(0.7));
+    const H = model.hypotheses;
+    const i = model.featureIndex.get('syn-ache')! * H + model.conditionIndex.get('syn-alpha')!;
+    // sens 0.6, spec 0.7: LR+ = 0.6 / 0.3 = 2, LR− = 0.4 / 0.7.
+    expect(model.llrPresent[i]).toBeCloseTo(Math.log(2), 12);
+    expect(model.llrAbsent[i]).toBeCloseTo(Math.log(0.4 / 0.7), 12);
+    // The other condition linked to the feature keeps sens / leak; P(f | h) stays the sensitivity.
+    const j = model.featureIndex.get('syn-ache')! * H + model.conditionIndex.get('syn-beta')!;
+    expect(model.llrPresent[j]).toBeCloseTo(Math.log(0.8 / 0.02), 12);
+    expect(model.probability[i]).toBe(0.6);
+  });
+
+  it('moves the posterior by exactly that ratio, and changes the fingerprint', () => {
+    const withStudy = compileModel(study(0.7));
+    const without = compileModel(study());
+    expect(withStudy.fingerprint).not.toBe(without.fingerprint);
+    const odds = (m: ReturnType<typeof compileModel>) => {
+      const s = scoreEvidence(m, encodeFindings(m, [present('syn-ache')]));
+      return s.posterior[m.conditionIndex.get('syn-alpha')!]! / s.posterior[m.unknownIndex]!;
+    };
+    expect(odds(withStudy)).toBeCloseTo((0.2 / 0.5) * 2, 12);
+    expect(odds(without)).toBeCloseTo((0.2 / 0.5) * (0.6 / 0.02), 12);
+  });
+
+  it('refuses a specificity outside (0, 1)', () => {
+    expect(compileError(study(1)).issues.map((i) => i.path)).toContain('links[1].specificity');
+  });
+});

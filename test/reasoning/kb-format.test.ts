@@ -72,8 +72,10 @@ describe('knowledge-base format', () => {
     }).toEqual(doc);
     // Canonical: writing the parsed rows again gives the same bytes.
     expect(serializeKbDocument({ ...doc, ...parsed, manifest: parsed.manifest! })).toEqual(texts);
-    expect(texts.links.split('\n')[0]).toBe('condition,feature,probability,source,locator,as_given,notes');
-    expect(texts.links).toContain('flu_like,cough,0.5384615384615384,synthetic-cohort,,7/13,');
+    expect(texts.links.split('\n')[0]).toBe(
+      'condition,feature,probability,source,specificity,locator,as_given,notes',
+    );
+    expect(texts.links).toContain('flu_like,cough,0.5384615384615384,synthetic-cohort,,,7/13,');
     expect(texts.features).toContain(
       'fever,symptom,Feature fever,Sốt,HP:0001945,Pyrexia|high temperature,sốt cao|nóng sốt',
     );

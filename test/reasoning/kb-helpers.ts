@@ -33,6 +33,7 @@ export const feature = (over: Partial<FeatureRow> & { id: string }): FeatureRow 
 
 export const link = (over: Partial<LinkRow> & { condition: string; feature: string }): LinkRow => ({
   probability: 0.5,
+  specificity: null,
   source: SYNTHETIC_SOURCE,
   locator: null,
   as_given: null,

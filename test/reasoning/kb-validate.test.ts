@@ -90,7 +90,7 @@ describe('knowledge-base validation', () => {
     const texts = serializeKbDocument(syntheticDocument());
     const conditions = `${texts.conditions}bad id!,,Title,,0.1,synthetic-test-numbers,,\nx,,,,abc,synthetic-test-numbers,,\nshort,row\n`;
     const features = texts.features.replace('fever,symptom,', 'fever,smell,');
-    const links = `${texts.links}x,cough,0.1,synthetic-test-numbers,,,\nflu_like,fever,"0.5,synthetic-test-numbers,,,\n`;
+    const links = `${texts.links}x,cough,0.1,synthetic-test-numbers,,,,\nflu_like,fever,"0.5,synthetic-test-numbers,,,,\n`;
     const manifest = texts.manifest
       .replace('"kind": "cohort"', '"kind": "anecdote"')
       .replace('"title"', '"titel"');
@@ -170,5 +170,51 @@ describe('knowledge-base validation', () => {
         'duplicate-id',
       ]),
     );
+  });
+});
+
+describe('a link with a specificity', () => {
+  it('carries it into the base, counts it as a number of its source, and writes it back', () => {
+    const base = syntheticDocument();
+    const doc: KbDocument = {
+      ...base,
+      links: base.links.map((l, i) => (i === 0 ? { ...l, specificity: 0.7 } : l)),
+    };
+    const result = validateKb(doc);
+    expect(result.problems).toEqual([]);
+    expect(result.knowledgeBase?.links[0]?.specificity).toBe(0.7);
+    expect(result.knowledgeBase?.links[1]?.specificity).toBeUndefined();
+    const before = validateKb(base).report!.numbersBySource[base.links[0]!.source!]!;
+    expect(result.report!.numbersBySource[base.links[0]!.source!]).toBe(before + 1);
+    const texts = serializeKbDocument(doc);
+    expect(texts.links.split('\n')[0]).toBe(
+      'condition,feature,probability,source,specificity,locator,as_given,notes',
+    );
+    expect(checkKbTexts(texts).knowledgeBase?.links[0]?.specificity).toBe(0.7);
+  });
+
+  it('refuses one outside (0, 1) or without a source, on its line and column', () => {
+    const base = syntheticDocument();
+    const doc: KbDocument = {
+      ...base,
+      links: base.links.map((l, i) =>
+        i === 0
+          ? { ...l, specificity: 1 }
+          : i === 1
+            ? { ...l, specificity: 0.8, probability: null, source: null }
+            : l,
+      ),
+    };
+    const problems = validateKb(doc).problems.map((p) => [p.row, p.column, p.code]);
+    expect(problems).toContainEqual([2, 'specificity', 'probability-range']);
+    expect(problems).toContainEqual([3, 'specificity', 'missing-source']);
+  });
+
+  it('reports how many numbers each evidence grade holds', () => {
+    const report = validateKb(syntheticDocument()).report!;
+    const total = Object.values(report.numbersBySource).reduce((a, b) => a + b, 0);
+    const graded = Object.values(report.numbersByGrade).reduce((a, b) => a + b, 0);
+    expect(graded).toBe(total);
+    expect(Object.keys(report.numbersByGrade).sort()).toEqual(expect.arrayContaining(['modelling choice']));
   });
 });

@@ -49,6 +49,11 @@ export interface KbLink {
   readonly condition: string;
   readonly feature: string;
   readonly probability: number;
+  /**
+   * P(feature absent | condition absent) where the source gives it (same source): the link's
+   * likelihood ratio is then sens / (1 − specificity) rather than sens / leak.
+   */
+  readonly specificity?: number;
   readonly source: string;
   readonly locator?: string;
 }

@@ -16,6 +16,12 @@ import { ModelError, type ModelIssue } from './errors.js';
  * - P(f | c) is the base's link probability for a linked pair, and the leak (the feature's own
  *   `leak.perFeature` value, else `leak.default`) for an unlinked one: a feature the base does not
  *   tie to a condition still turns up in it at the background rate.
+ * - A link with a specificity (a diagnostic-accuracy study's P(f absent | c absent)) is scored by
+ *   the study's own likelihood ratios: sens / (1 − spec) present, (1 − sens) / spec absent, in
+ *   place of sens / leak and (1 − sens) / (1 − leak). Every score is then a prior times one
+ *   likelihood ratio per finding, each taken against the rest of the patients (one-vs-rest), and
+ *   the softmax over the conditions and "unknown" (whose ratios are all 1) makes them one
+ *   distribution (docs/knowledge-base.md, "The model").
  * - P(f | unknown) is the leak for every feature: an unlisted condition is modelled as background.
  * - π_c is the base's prior; π_unknown = 1 − Σ π_c, which must be > 0 (a base whose priors sum to 1
  *   or more leaves no room for "none of the above" and is refused).
@@ -170,6 +176,7 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
   }
 
   const linked = new Map<number, number>(); // fi * H + ci → P(f | c)
+  const reference = new Map<number, number>(); // fi * H + ci → P(f | not c) where the link gives it
   const H = kb.conditions.length + 1;
   kb.links.forEach((l, i) => {
     const ci = conditionIndex.get(l.condition);
@@ -188,6 +195,11 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
     const key = fi * H + ci;
     if (linked.has(key)) issue(`links[${i}]`, `duplicate link ${l.condition} → ${l.feature}`);
     else linked.set(key, l.probability);
+    if (l.specificity !== undefined) {
+      if (!inOpenUnit(l.specificity))
+        issue(`links[${i}].specificity`, `specificity ${l.specificity} is not in (0, 1)`);
+      else reference.set(key, 1 - l.specificity);
+    }
   });
 
   const cal = calibration ?? identityCalibration(kb);
@@ -224,8 +236,9 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
     const logQu = Math.log1p(-pu);
     for (let h = 0; h < C; h++) {
       const p = probability[fi * H + h] ?? 0;
-      llrPresent[fi * H + h] = Math.log(p) - logPu;
-      llrAbsent[fi * H + h] = Math.log1p(-p) - logQu;
+      const ref = reference.get(fi * H + h);
+      llrPresent[fi * H + h] = Math.log(p) - (ref === undefined ? logPu : Math.log(ref));
+      llrAbsent[fi * H + h] = Math.log1p(-p) - (ref === undefined ? logQu : Math.log1p(-ref));
     }
   }
   const entropyBits = probability.map(binaryEntropyBits);
@@ -237,7 +250,7 @@ export function compileModel(kb: KnowledgeBase, calibration?: Calibration): Comp
     kbId: kb.id,
     kbVersion: kb.version,
     version: `${kb.id}@${kb.version}+${MODEL_KIND}+alpha=${cal.alpha}`,
-    fingerprint: fingerprint(conditions, features, [probability, logPrior], cal.alpha),
+    fingerprint: fingerprint(conditions, features, [probability, llrPresent, logPrior], cal.alpha),
     conditions,
     features,
     conditionIndex,
@@ -272,7 +285,7 @@ export function withCalibration(model: CompiledModel, calibration: Calibration):
     fingerprint: fingerprint(
       model.conditions,
       model.features,
-      [model.probability, model.logPrior],
+      [model.probability, model.llrPresent, model.logPrior],
       calibration.alpha,
     ),
     calibration,

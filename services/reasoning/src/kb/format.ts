@@ -294,6 +294,7 @@ export function serializeKbDocument(doc: KbDocument): Required<KbTexts> {
       r.feature,
       num(r.probability),
       text(r.source),
+      num(r.specificity),
       text(r.locator),
       text(r.as_given),
       text(r.notes),

@@ -410,6 +410,7 @@ export function importHpo(
       condition: g.disease,
       feature: g.term,
       probability: round(value),
+      specificity: null,
       source: v.source === 'hpo' ? hpoSourceId : HPO_NO_FREQUENCY_SOURCE,
       locator: v.source === 'hpo' ? `phenotype.hpoa: ${references.join('; ')}` : null,
       as_given: v.asGiven,

@@ -39,8 +39,10 @@ export const ICD10_PATTERN = /^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$/;
 export const SYNONYM_SEPARATOR = '|';
 
 /**
- * What kind of source a number comes from. `modelling-choice` marks a ClinicalSuite default that
- * is not a clinical number (a uniform prior, a default for an annotation without a frequency).
+ * What kind of source a number comes from; it is the number's evidence grade (`EVIDENCE_GRADES`).
+ * `expert-estimate` marks a clinical number no published source gives (a ClinicalSuite estimate);
+ * `modelling-choice` a ClinicalSuite default that is not a clinical number (a default for an
+ * annotation without a frequency).
  */
 export const SOURCE_KINDS = [
   'guideline',
@@ -49,9 +51,25 @@ export const SOURCE_KINDS = [
   'ontology',
   'registry',
   'classification',
+  'textbook',
+  'expert-estimate',
   'modelling-choice',
 ] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+/** The evidence grade of a number, from the kind of its source (docs/knowledge-base.md). */
+export type EvidenceGrade = 'study' | 'guideline' | 'textbook' | 'expert estimate' | 'modelling choice';
+export const EVIDENCE_GRADES: Readonly<Record<SourceKind, EvidenceGrade>> = {
+  review: 'study',
+  cohort: 'study',
+  registry: 'study',
+  guideline: 'guideline',
+  classification: 'guideline',
+  ontology: 'textbook',
+  textbook: 'textbook',
+  'expert-estimate': 'expert estimate',
+  'modelling-choice': 'modelling choice',
+};
 
 const nonBlank = z
   .string()
@@ -126,7 +144,7 @@ export const FEATURE_COLUMNS = {
 } as const;
 export const LINK_COLUMNS = {
   required: ['condition', 'feature', 'probability', 'source'],
-  optional: ['locator', 'as_given', 'notes'],
+  optional: ['specificity', 'locator', 'as_given', 'notes'],
 } as const;
 
 export const conditionRowSchema = z.strictObject({
@@ -161,6 +179,12 @@ export const linkRowSchema = z.strictObject({
   condition: idCell,
   feature: idCell,
   probability: optionalNumberCell,
+  /**
+   * P(feature absent | condition absent) in the source's population, from the same source as
+   * `probability`: the link's likelihood ratio is taken against 1 − specificity instead of the
+   * feature's leak. Empty: against the leak.
+   */
+  specificity: optionalNumberCell,
   source: optionalCell,
   locator: optionalCell,
   /** The value as the source gives it (`7/13`, `25%`, `HP:0040281`), for the curator's eye. */

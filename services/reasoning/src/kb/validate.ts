@@ -12,12 +12,14 @@ import type { KbCondition, KbFeature, KbLink, KbSource, KnowledgeBase } from '..
 import { fileLabel, parseKbTexts, type KbRowLines, type KbTexts, type ParsedKb } from './format.js';
 import type { KbProblem, KbProblemCode } from './problems.js';
 import {
+  EVIDENCE_GRADES,
   HPO_ID_PATTERN,
   ICD10_PATTERN,
   KB_FILES,
   type ConditionRow,
   type FeatureRow,
   type KbManifest,
+  type EvidenceGrade,
   type LinkRow,
   type SourceKind,
 } from './schema.js';
@@ -67,6 +69,22 @@ export interface KbLoadReport {
   readonly numbersBySource: Readonly<Record<string, number>>;
   /** Sources of kind `modelling-choice` that some number cites: defaults, not clinical data. */
   readonly modellingChoices: readonly string[];
+  /** How many numbers have each evidence grade (the kind of their source). */
+  readonly numbersByGrade: Readonly<Partial<Record<EvidenceGrade, number>>>;
+}
+
+function numbersByGrade(
+  counts: Readonly<Record<string, number>>,
+  kinds: ReadonlyMap<string, SourceKind>,
+): Partial<Record<EvidenceGrade, number>> {
+  const byGrade: Partial<Record<EvidenceGrade, number>> = {};
+  for (const [id, n] of Object.entries(counts)) {
+    const kind = kinds.get(id);
+    if (kind === undefined) continue;
+    const grade = EVIDENCE_GRADES[kind];
+    byGrade[grade] = (byGrade[grade] ?? 0) + n;
+  }
+  return byGrade;
 }
 
 export type KbValidationResult =
@@ -286,6 +304,25 @@ export function validateKb(input: KbValidationInput, label?: string): KbValidati
     } else {
       cited = cite(files.links, row, 'probability', l.probability, l.source, 'probability');
     }
+    let specificity: number | null = null;
+    if (l.specificity !== null) {
+      if (!inOpenUnitInterval(l.specificity)) {
+        add(
+          files.links,
+          row,
+          'specificity',
+          'probability-range',
+          `specificity ${l.specificity} is outside the open interval (0, 1)`,
+        );
+        ok = false;
+      } else if (l.source === null) {
+        add(files.links, row, 'specificity', 'missing-source', `specificity ${l.specificity} has no source`);
+        ok = false;
+      } else {
+        specificity = l.specificity;
+        if (cited !== null) numbersBySource.set(cited.source, (numbersBySource.get(cited.source) ?? 0) + 1);
+      }
+    }
     if (!ok || cited === null) return;
     if (!scorableIds.has(l.condition)) {
       dropped++;
@@ -296,6 +333,7 @@ export function validateKb(input: KbValidationInput, label?: string): KbValidati
       condition: l.condition,
       feature: l.feature,
       probability: cited.value,
+      ...(specificity === null ? {} : { specificity }),
       source: cited.source,
       ...(l.locator === null ? {} : { locator: l.locator }),
     });
@@ -352,6 +390,7 @@ export function validateKb(input: KbValidationInput, label?: string): KbValidati
     priorSum,
     numbersBySource: counts,
     modellingChoices: Object.keys(counts).filter((id) => sourceKinds.get(id) === 'modelling-choice'),
+    numbersByGrade: numbersByGrade(counts, sourceKinds),
   };
   return { ok: true, knowledgeBase, report, problems: [] };
 }
