@@ -449,6 +449,34 @@ describe('upstream failures', () => {
     }
   });
 
+  it('answers from the rule pass, with a warning, when the LLM does not answer within its deadline', async () => {
+    // Accepts the request and never answers: an LLM still loading its model, or overloaded.
+    const hung = await fakeUpstream(() => undefined);
+    const srv = await startReasoning({
+      REASONING_KB_DIRS: kbDir,
+      LLM_URL: hung.url,
+      REASONING_LLM_MODEL: 'any',
+      REASONING_LLM_RETRIES: '0',
+      REASONING_LLM_TIMEOUT_MS: '500',
+    });
+    try {
+      const started = Date.now();
+      const r = await diagnosis(srv.url, { text: 'Sốt 38.8°C, không ho, possible rash.' });
+      expect(r.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(r.body.warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^LLM extractor failed \(timeout: .*\): findings from the rule pass only/),
+        ]),
+      );
+      expect(r.body.diagnoses[0].condition_id).toBe('syn_febrile');
+      expect(await metricValue(srv.url, 'reasoning_extractor_failures_total', { reason: 'timeout' })).toBe(1);
+    } finally {
+      await srv.close();
+      await hung.close();
+    }
+  });
+
   it('answers from the rule pass (or 502 under use_llm: true) when the LLM returns something that is not the findings JSON', async () => {
     const llm = await fakeUpstream((_req, _body, res) =>
       json(res, 200, {

@@ -12,8 +12,9 @@
  *   are not used.
  * - A structured finding names a feature by id or by one of its labels or synonyms (en/vi); an
  *   unknown name is a 422 listing close matches.
- * - Demographics become findings only where the base has a demographic feature for them (sex:
- *   a feature labelled male/female); otherwise they are reported as not used.
+ * - Age, sex and the illness's longest stated duration become the base's age band, sex and
+ *   `illness_2_weeks_or_more` features (demographics.ts) where the base holds them; otherwise
+ *   they are reported as not used.
  *
  * Pure: no I/O, no clock.
  */
@@ -23,6 +24,13 @@ import { BASE_LEXICON, type ExtractedFinding, type LexiconEntry } from '../extra
 import { foldTerm } from '../extract/text.js';
 import { CloseMatchIndex } from './close-matches.js';
 import { meets, THRESHOLDS } from './cut-offs.js';
+import {
+  ageBandFeature,
+  durationDays,
+  LONG_ILLNESS_FEATURE,
+  longIllness,
+  sexEvidence,
+} from './demographics.js';
 
 export interface Span {
   readonly start: number;
@@ -193,6 +201,11 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
   const findings: MappedFinding[] = [];
   const unmapped: Unmapped[] = [];
   const warnings: string[] = [];
+  let ageSeen = false;
+  let sexSeen = false;
+  let longestDays = -1;
+  let longestSpan: Span | null = null;
+  let longestOrigin: MappedFinding['origin'] = 'rules';
   for (const f of extracted) {
     const span = spanOf(f);
     const origin = f.source;
@@ -230,11 +243,29 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
       }
     }
     if (f.kind === 'demographic' || f.kind === 'duration') {
-      const feature =
-        f.kind === 'demographic' && (f.name === 'male' || f.name === 'female')
-          ? index.sexFeature(f.name)
-          : undefined;
-      if (feature === undefined) {
+      let evidence: { feature: KbFeature; present: boolean } | undefined;
+      let value: number | null = null;
+      let unit: string | null = null;
+      if (f.kind === 'demographic' && (f.name === 'male' || f.name === 'female')) {
+        if (!sexSeen) evidence = sexEvidence(index, f.name);
+        sexSeen = true;
+      } else if (f.kind === 'demographic' && f.name === 'age' && f.value !== undefined) {
+        // The first age the text states is the patient's ("her mother, 60, …" comes later).
+        const band = ageSeen ? undefined : ageBandFeature(index, f.value);
+        ageSeen = true;
+        if (band !== undefined) evidence = { feature: band, present: true };
+        value = f.value;
+        unit = f.unit ?? null;
+      } else if (f.kind === 'duration' && f.value !== undefined) {
+        const days = durationDays(f.valueHigh ?? f.value, f.unit);
+        if (days !== undefined && days > longestDays) {
+          longestDays = days;
+          longestSpan = span;
+          longestOrigin = origin;
+        }
+        if (days !== undefined && index.features.has(LONG_ILLNESS_FEATURE)) continue;
+      }
+      if (evidence === undefined) {
         unmapped.push({
           text: f.text,
           span,
@@ -242,7 +273,14 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
         });
       } else {
         findings.push(
-          mapped(feature, { present: true, certainty: f.certainty, origin, span, value: null, unit: null }),
+          mapped(evidence.feature, {
+            present: evidence.present,
+            certainty: f.certainty,
+            origin,
+            span,
+            value,
+            unit,
+          }),
         );
       }
       continue;
@@ -265,6 +303,21 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
         unit: f.unit ?? null,
       }),
     );
+  }
+  if (longestSpan !== null) {
+    const long = longIllness(index, longestDays);
+    if (long !== undefined) {
+      findings.push(
+        mapped(long.feature, {
+          present: long.present,
+          certainty: 1,
+          origin: longestOrigin,
+          span: longestSpan,
+          value: Math.round(longestDays * 10) / 10,
+          unit: 'day',
+        }),
+      );
+    }
   }
   return { findings, unmapped, warnings };
 }

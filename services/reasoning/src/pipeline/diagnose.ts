@@ -26,6 +26,8 @@ import {
   type MappedFinding,
   type Unmapped,
 } from './clinical-map.js';
+import type { KbFeature } from '../domain/types.js';
+import { AGE_BANDS, ageBandFeature, sexEvidence } from './demographics.js';
 import type { Knowledge } from './knowledge.js';
 
 export const RULES_VERSION = 'clinicalsuite-rules/0.1.0 (vi, en)';
@@ -185,25 +187,27 @@ export async function diagnose(
     warnings.push(`structured findings override what the text says about: ${names}`);
   }
   const demographics: MappedFinding[] = [];
+  // The request's age and sex are the patient's: they replace what the text says of them.
+  const replaced = new Set<string>();
   if (request.sex !== undefined) {
-    const feature = index.sexFeature(request.sex);
-    if (feature === undefined)
+    const sex = sexEvidence(index, request.sex);
+    if (sex === undefined)
       warnings.push('sex is not used: the knowledge base has no demographic feature for it');
-    else if (!given.has(feature.id))
-      demographics.push(
-        mapped(feature, {
-          present: true,
-          certainty: 1,
-          origin: 'structured',
-          span: null,
-          value: null,
-          unit: null,
-        }),
-      );
+    else if (!given.has(sex.feature.id)) {
+      replaced.add(sex.feature.id);
+      demographics.push(structuredDemographic(sex.feature, sex.present, null, null));
+    }
   }
-  if (request.age !== undefined) warnings.push('age is not used: the knowledge base has no age feature');
+  if (request.age !== undefined) {
+    const band = ageBandFeature(index, request.age);
+    if (band === undefined) warnings.push('age is not used: the knowledge base has no age feature');
+    else {
+      for (const [id] of AGE_BANDS) replaced.add(id);
+      if (!given.has(band.id)) demographics.push(structuredDemographic(band, true, request.age, 'year'));
+    }
+  }
   const used: MappedFinding[] = [
-    ...fromText.findings.filter((f) => !given.has(f.feature)),
+    ...fromText.findings.filter((f) => !given.has(f.feature) && !replaced.has(f.feature)),
     ...structured,
     ...demographics,
   ];
@@ -352,4 +356,13 @@ export async function diagnose(
     if (top !== undefined) m.topProbability.observe(top.probability);
   }
   return { ...response, timings_ms: timings };
+}
+
+function structuredDemographic(
+  feature: KbFeature,
+  present: boolean,
+  value: number | null,
+  unit: string | null,
+): MappedFinding {
+  return mapped(feature, { present, certainty: 1, origin: 'structured', span: null, value, unit });
 }
