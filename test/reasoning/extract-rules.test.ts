@@ -193,17 +193,21 @@ describe('what the table cannot show', () => {
     );
     if (!kb.ok) throw new Error('the shipped primary-care base does not load');
     const lexicon = [...lexiconFromFeatures(kb.knowledgeBase.features), ...BASE_LEXICON];
-    expect(lexicon.some((e) => e.kind === 'vital' || e.kind === 'lab')).toBe(false);
-    const text = 'Sốt cao 3 ngày, không ho, nổi ban; denies shortness of breath. HA 90/60.';
+    const text =
+      'Sốt cao 3 ngày, không ho, nổi ban; denies shortness of breath. HA 90/60. Mạch nhanh, không giảm tiểu cầu.';
     const { findings } = extractRuleFindings(text, { lexicon });
     const byText = new Map(findings.map((f) => [f.text, f]));
     expect(byText.get('Sốt cao')).toMatchObject({ feature: 'fever', present: true });
     expect(byText.get('ho')).toMatchObject({ feature: 'cough', present: false });
     expect(byText.get('shortness of breath')).toMatchObject({ feature: 'dyspnea', present: false });
     expect(byText.get('nổi ban')).toMatchObject({ feature: 'rash', name: 'skin rash' });
-    // Vitals still come from the value rules, without a feature id.
+    // Measured vitals come from the value rules, without a feature id; a vital or lab named in
+    // words is read by its words, and a negation before it counts even where "không giảm" would
+    // otherwise be a pseudo-trigger ("not relieved").
     expect(byText.get('HA 90/60')).toMatchObject({ kind: 'vital' });
     expect(byText.get('HA 90/60')!.feature).toBeUndefined();
+    expect(byText.get('Mạch nhanh')).toMatchObject({ feature: 'tachycardia', present: true });
+    expect(byText.get('giảm tiểu cầu')).toMatchObject({ feature: 'thrombocytopenia', present: false });
   });
 
   // A base's lexicon holds every label and synonym of its features: tens of thousands of terms with

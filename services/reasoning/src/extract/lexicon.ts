@@ -450,13 +450,15 @@ function compiledLexicon(lexicon: readonly LexiconEntry[], blockers: readonly st
 
 /**
  * Lexicon entries from knowledge-base features: the feature id as `id`, the English label (lower
- * case) as the name, the labels and synonyms as terms. Vitals, labs and demographics are left to
- * the value rules. Listed before `BASE_LEXICON` (`[...lexiconFromFeatures(f), ...BASE_LEXICON]`),
- * a feature wins over a built-in entry for the same words, so its findings carry the feature id.
+ * case) as the name, the labels and synonyms as terms. Vitals and labs are read by their words too
+ * ("tachycardic", "mạch nhanh", "tiểu máu"), besides the value rules that read their numbers;
+ * demographics are left to the value rules. Listed before `BASE_LEXICON`
+ * (`[...lexiconFromFeatures(f), ...BASE_LEXICON]`), a feature wins over a built-in entry for the
+ * same words, so its findings carry the feature id.
  */
 export function lexiconFromFeatures(features: readonly KbFeature[]): LexiconEntry[] {
   return features
-    .filter((f) => f.kind !== 'vital' && f.kind !== 'lab' && f.kind !== 'demographic')
+    .filter((f) => f.kind !== 'demographic')
     .map((f) => ({
       name: f.label_en.toLowerCase(),
       id: f.id,

@@ -86,7 +86,7 @@ function cueOf(def: CueDef, span: Span, text: string): Cue {
 }
 
 /** Every cue in the text, non-overlapping (longest wins), in text order. */
-export function findCues(input: string | FoldedText): Cue[] {
+export function findCues(input: string | FoldedText, findings: readonly Span[] = []): Cue[] {
   const text = typeof input === 'string' ? foldText(input) : input;
   const candidates: Cue[] = [];
   // First, so that it wins over the plain `?` (a backward cue) on the same character.
@@ -122,7 +122,14 @@ export function findCues(input: string | FoldedText): Cue[] {
       cueOf({ category: 'pseudo', terms: [] }, range, text.source.slice(range.start, range.end)),
     );
   }
-  return keepLongest(candidates);
+  // A pseudo-trigger that runs into a finding's words is not one: in "không giảm tiểu cầu" the
+  // "giảm" belongs to "giảm tiểu cầu" (thrombocytopenia), so "không" negates it.
+  const kept = candidates.filter(
+    (c) =>
+      c.category !== 'pseudo' ||
+      !findings.some((f) => c.start < f.start && f.start < c.end && c.end <= f.end),
+  );
+  return keepLongest(kept);
 }
 
 export interface FindingContext {
@@ -145,6 +152,7 @@ export function contextOf(
   source: string,
   span: Span,
   cues: readonly Cue[] = findCues(source),
+  options: { readonly named?: boolean } = {},
 ): FindingContext {
   const index = cueIndexOf(source, cues);
   let present = true;
@@ -153,6 +161,10 @@ export function contextOf(
   let family = false;
   const acting: FindingCue[] = [];
   for (const cue of index.reaching(span)) {
+    // `named`: the span is a term of the lexicon, so a cue within it is part of the finding's name
+    // ("không muốn ăn", anorexia; "nốt" written "not" without diacritics), not its context. An LLM's
+    // span may start with its trigger ("không sốt"): there the cue counts.
+    if (options.named === true && cue.start >= span.start && cue.end <= span.end) continue;
     switch (cue.category) {
       case 'negation':
         present = false;
@@ -188,9 +200,9 @@ export function applyContext(
   source: string,
   finding: ExtractedFinding,
   cues: readonly Cue[],
-  options: { readonly trustFinding: boolean },
+  options: { readonly trustFinding: boolean; readonly named?: boolean },
 ): PlacedFinding {
-  const ctx = contextOf(source, finding, cues);
+  const ctx = contextOf(source, finding, cues, { named: options.named === true });
   const acting = options.trustFinding
     ? ctx.cues.filter((c) => c.role === 'history' || c.role === 'family')
     : ctx.cues;

@@ -585,10 +585,11 @@ export interface RuleResult {
 export function extractRuleFindings(input: string, options: RuleOptions = {}): RuleResult {
   const text = foldText(input);
   const measurements = extractMeasurements(text);
-  const cues = findCues(text);
+  const matches = matchLexicon(text, options.lexicon);
+  const cues = findCues(text, matches);
   const findings: ExtractedFinding[] = [...measurements];
   const family: ExtractedFinding[] = [];
-  for (const m of matchLexicon(text, options.lexicon)) {
+  for (const m of matches) {
     const raw: ExtractedFinding = {
       text: input.slice(m.start, m.end),
       start: m.start,
@@ -600,7 +601,7 @@ export function extractRuleFindings(input: string, options: RuleOptions = {}): R
       ...(m.id === undefined ? {} : { feature: m.id }),
       source: 'rules',
     };
-    const placed = applyContext(input, raw, cues, { trustFinding: false });
+    const placed = applyContext(input, raw, cues, { trustFinding: false, named: true });
     (placed.family ? family : findings).push(placed.finding);
   }
   const order = (a: ExtractedFinding, b: ExtractedFinding): number =>
