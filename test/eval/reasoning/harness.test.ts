@@ -13,10 +13,13 @@ import { describeReal } from '../../fixtures/real-component.js';
 import { brierScore as engineBrier } from '../../../services/reasoning/src/engine/metrics.js';
 import type { EngineResult } from '../../../services/reasoning/src/domain/types.js';
 import {
+  acceptedIds,
+  benchmarkFigures,
   CaseFileError,
   conditionIdsFromCsv,
   expectedCalibrationError,
   failedOutcome,
+  formatBenchmark,
   formatCaseTable,
   formatSummary,
   loadCaseFile,
@@ -96,6 +99,38 @@ function problemsOf(json: unknown): string[] {
   }
   throw new Error('the file was accepted');
 }
+
+describe('the benchmark case file (Semigran et al. 2015 vignettes)', () => {
+  const SEMIGRAN = join(root, 'test/eval/reasoning/cases/semigran-2015.json');
+
+  it('holds the 45 vignettes in English and in Vietnamese, each translation with its original answer', async () => {
+    const file = await loadCaseFile(SEMIGRAN);
+    const en = file.cases.filter((c) => c.language === 'en');
+    const vi = file.cases.filter((c) => c.language === 'vi');
+    expect([en.length, vi.length]).toEqual([45, 45]);
+    for (const urgency of ['em', 'ne', 'sc'])
+      expect(en.filter((c) => c.id.startsWith(`semigran-${urgency}-`)).length).toBe(15);
+    for (const c of vi) {
+      const original = file.cases.find((o) => o.id === c.id.replace(/-vi$/, '-en'));
+      expect(original?.expected).toEqual(c.expected);
+      expect(c.source.url).toBe('https://doi.org/10.1136/bmj.h3480');
+    }
+    expect(file.anchors?.map((a) => [a.top1, a.top3])).toEqual([
+      [0.34, 0.51],
+      [0.72, 0.84],
+    ]);
+  });
+
+  it('names, for every vignette, conditions of the shipped base with its ICD-10 codes', async () => {
+    const file = await loadCaseFile(SEMIGRAN);
+    const conditions = await baseConditions();
+    for (const c of file.cases) {
+      expect([c.id, conditions.get(c.expected.condition_id)]).toEqual([c.id, c.expected.icd10]);
+      for (const id of c.expected.also_accepted ?? [])
+        expect([c.id, conditions.has(id)]).toEqual([c.id, true]);
+    }
+  });
+});
 
 describe('the case loader', () => {
   it('accepts a minimal valid file', () => {
@@ -287,6 +322,38 @@ describe('scoring and aggregation', () => {
       );
     expect(expectedCalibrationError([one(1, true)])).toBeCloseTo(0, 12);
     expect(expectedCalibrationError([one(0.5, false), one(0.5, true)])).toBeCloseTo(0, 12);
+  });
+
+  it('counts a condition the source also accepts as the right answer', () => {
+    const c: EvalCase = {
+      ...evalCase('F', 'x'),
+      expected: { condition_id: 'x', icd10: 'A00', also_accepted: ['b'] },
+    };
+    expect(acceptedIds(c)).toEqual(new Set(['x', 'b']));
+    const o = scoreResponse(
+      c,
+      response(
+        [
+          ['a', 0.5],
+          ['b', 0.4],
+        ],
+        0.1,
+      ),
+      2,
+    );
+    expect([o.status, o.rank, o.expected]).toEqual(['ranked', 2, 'x']);
+  });
+
+  it('gives the benchmark figures over every case and over the covered ones, per language', () => {
+    const cases = [evalCase('A', 'a'), evalCase('B', 'b'), evalCase('C', 'c', 'vi'), evalCase('D', 'z')];
+    const f = benchmarkFigures(cases, outcomes.slice(0, 4), new Set(['a', 'b', 'c']));
+    expect(f).toEqual({
+      en: { all: { n: 3, top1: 1, top3: 2 }, covered: { n: 2, top1: 1, top3: 2 } },
+      vi: { all: { n: 1, top1: 0, top3: 0 }, covered: { n: 1, top1: 0, top3: 0 } },
+    });
+    const table = formatBenchmark(f, [{ who: 'physicians', top1: 0.72, top3: 0.84, citation: 'a paper' }]);
+    expect(table).toMatch(/engine, en, all cases +33% \(1\/3\) +67% \(2\/3\)/);
+    expect(table).toMatch(/physicians +72% +84%/);
   });
 
   it('rejects a response without diagnoses', () => {

@@ -8,14 +8,26 @@ export interface EvalCase {
   readonly id: string;
   readonly language: 'en' | 'vi';
   readonly text: string;
-  readonly expected: { readonly condition_id: string; readonly icd10: string };
+  readonly expected: {
+    readonly condition_id: string;
+    readonly icd10: string;
+    readonly also_accepted?: readonly string[];
+  };
   readonly source: { readonly citation: string; readonly url: string; readonly locator: string };
   readonly notes?: string;
+}
+
+export interface Anchor {
+  readonly who: string;
+  readonly top1: number;
+  readonly top3: number;
+  readonly citation: string;
 }
 
 export interface CaseFile {
   readonly format: string;
   readonly description?: string;
+  readonly anchors?: readonly Anchor[];
   readonly cases: EvalCase[];
 }
 
@@ -78,6 +90,21 @@ export function loadCaseFile(path: string): Promise<CaseFile>;
 export function conditionIdsFromCsv(csvText: string): Set<string>;
 export function scoreResponse(evalCase: EvalCase, response: unknown, topK: number): CaseOutcome;
 export function failedOutcome(evalCase: EvalCase, error: string): CaseOutcome;
+export function acceptedIds(evalCase: EvalCase): Set<string>;
+export interface BenchmarkCount {
+  readonly n: number;
+  readonly top1: number;
+  readonly top3: number;
+}
+export function benchmarkFigures(
+  cases: readonly EvalCase[],
+  outcomes: readonly CaseOutcome[],
+  covered: ReadonlySet<string>,
+): Record<string, { readonly all: BenchmarkCount; readonly covered: BenchmarkCount }>;
+export function formatBenchmark(
+  figures: Record<string, { readonly all: BenchmarkCount; readonly covered: BenchmarkCount }>,
+  anchors: readonly Anchor[],
+): string;
 export function brierScore(outcomes: readonly CaseOutcome[]): number;
 export function reliability(outcomes: readonly CaseOutcome[], bins?: number): ReliabilityRow[];
 export function expectedCalibrationError(outcomes: readonly CaseOutcome[], bins?: number): number;

@@ -19,6 +19,8 @@ export const caseSchema = z.strictObject({
     icd10: z
       .string()
       .regex(/^[A-Z][0-9]{2}(\.[0-9A-Z]{1,4})?$/, 'must be an ICD-10 code such as A90 or J18.9'),
+    /** Other conditions the source counts as the right answer (its "acceptable" diagnoses). */
+    also_accepted: z.array(nonBlank).optional(),
   }),
   source: z.strictObject({
     citation: nonBlank,
@@ -28,9 +30,18 @@ export const caseSchema = z.strictObject({
   notes: z.string().optional(),
 });
 
+/** A published figure the set was scored on (symptom checkers, physicians), for the benchmark table. */
+export const anchorSchema = z.strictObject({
+  who: nonBlank,
+  top1: z.number().min(0).max(1),
+  top3: z.number().min(0).max(1),
+  citation: nonBlank,
+});
+
 export const caseFileSchema = z.strictObject({
   format: z.literal(CASE_FORMAT, { error: `must be "${CASE_FORMAT}"` }),
   description: z.string().optional(),
+  anchors: z.array(anchorSchema).optional(),
   cases: z.array(z.unknown()).min(1, 'must hold at least one case'),
 });
 
@@ -91,6 +102,7 @@ export function parseCaseFile(json, file) {
   return {
     format: top.data.format,
     ...(top.data.description === undefined ? {} : { description: top.data.description }),
+    ...(top.data.anchors === undefined ? {} : { anchors: top.data.anchors }),
     cases,
   };
 }
@@ -152,7 +164,8 @@ export function scoreResponse(evalCase, response, topK) {
       throw new TypeError(`case ${evalCase.id}: diagnoses[${i}] lacks condition_id or probability`);
     return { condition_id: d.condition_id, probability: d.probability };
   });
-  const index = diagnoses.findIndex((d) => d.condition_id === evalCase.expected.condition_id);
+  const accepted = acceptedIds(evalCase);
+  const index = diagnoses.findIndex((d) => accepted.has(d.condition_id));
   const status = index >= 0 ? 'ranked' : diagnoses.length < topK ? 'not_scorable' : 'outside_top_k';
   return {
     id: evalCase.id,
@@ -167,6 +180,69 @@ export function scoreResponse(evalCase, response, topK) {
     timings: response.timings_ms ?? null,
     model: response.model ?? null,
   };
+}
+
+/**
+ * The conditions that count as the right answer: the expected one and those the source also accepts.
+ * @param {import('./lib.js').EvalCase} evalCase
+ */
+export function acceptedIds(evalCase) {
+  return new Set([evalCase.expected.condition_id, ...(evalCase.expected.also_accepted ?? [])]);
+}
+
+/**
+ * Top-1 and top-3 over every case (a case the base does not cover counts as missed) and over the
+ * cases whose answer the base covers (one of the accepted conditions is in `covered`), per language:
+ * the benchmark table of a published vignette set.
+ * @param {readonly import('./lib.js').EvalCase[]} cases
+ * @param {readonly import('./lib.js').CaseOutcome[]} outcomes in the order of `cases`
+ * @param {ReadonlySet<string>} covered condition ids the loaded base scores
+ */
+export function benchmarkFigures(cases, outcomes, covered) {
+  /** @type {Record<string, { all: { n: number, top1: number, top3: number }, covered: { n: number, top1: number, top3: number } }>} */
+  const out = {};
+  for (const language of [...new Set(cases.map((c) => c.language))].sort()) {
+    const rows = cases.map((c, i) => ({ c, o: outcomes[i] })).filter(({ c }) => c.language === language);
+    const within = rows.filter(({ c }) => [...acceptedIds(c)].some((id) => covered.has(id)));
+    const figures = (/** @type {typeof rows} */ set) => ({
+      n: set.length,
+      top1: set.filter(({ o }) => o?.rank !== null && o?.rank !== undefined && o.rank <= 1).length,
+      top3: set.filter(({ o }) => o?.rank !== null && o?.rank !== undefined && o.rank <= 3).length,
+    });
+    out[language] = { all: figures(rows), covered: figures(within) };
+  }
+  return out;
+}
+
+/**
+ * The benchmark table: the engine's top-1/top-3 per language (all cases, covered cases) beside the
+ * published anchors.
+ * @param {ReturnType<typeof benchmarkFigures>} figures
+ * @param {readonly { who: string, top1: number, top3: number, citation: string }[]} anchors
+ */
+export function formatBenchmark(figures, anchors) {
+  const share = (/** @type {number} */ k, /** @type {number} */ n) =>
+    n === 0 ? 'n/a' : `${((100 * k) / n).toFixed(0)}% (${k}/${n})`;
+  const rows = [['', 'top-1', 'top-3']];
+  for (const [language, f] of Object.entries(figures)) {
+    rows.push([`engine, ${language}, all cases`, share(f.all.top1, f.all.n), share(f.all.top3, f.all.n)]);
+    rows.push([
+      `engine, ${language}, cases the base covers`,
+      share(f.covered.top1, f.covered.n),
+      share(f.covered.top3, f.covered.n),
+    ]);
+  }
+  for (const a of anchors)
+    rows.push([a.who, `${(100 * a.top1).toFixed(0)}%`, `${(100 * a.top3).toFixed(0)}%`]);
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const lines = rows.map((r) =>
+    r
+      .map((cell, i) => (cell ?? '').padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+  const cites = anchors.map((a) => `  ${a.who}: ${a.citation}`);
+  return [...lines, ...(cites.length > 0 ? ['anchors:', ...cites] : [])].join('\n');
 }
 
 /** A case whose request failed (transport error or non-200 status). */

@@ -1,24 +1,32 @@
-// The reasoning engine's evaluation harness (issue 9).
+// The reasoning engine's evaluation harness.
 //
-//   npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--json OUT]
+//   npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--kb DIR] [--json OUT]
 //
-// Sends every case of a case file (default: cases/primary-care.json next to this file; any file in
-// the same format works, see cases/README.md) as free text to POST /api/v1/diagnosis, one at a
-// time, and prints a per-case table (expected condition, top 3 with probabilities, rank of the
-// expected condition) and the summary: top-1/3/10 accuracy, Brier score, expected calibration error
-// of the top-1 probability, the cases whose expected condition the loaded base cannot score (listed
-// separately, never dropped), failed requests, and the model and knowledge-base versions with the
-// calibration in use (α and its file, from the responses' `model.calibration`; calibrate.js fits it).
+// Sends every case of a case file (default: cases/semigran-2015.json, the published vignettes of the
+// external benchmark; any file in the same format works, see cases/README.md) as free text to
+// POST /api/v1/diagnosis, one at a time, and prints a per-case table (expected condition, top 3 with
+// probabilities, rank of the expected or an also-accepted condition) and the summary: top-1/3/10
+// accuracy, Brier score, expected calibration error of the top-1 probability, the cases whose
+// expected condition the loaded base cannot score (listed separately, never dropped), failed
+// requests, and the model and knowledge-base versions with the calibration in use. A case file with
+// `anchors` (published figures of symptom checkers and physicians on the same set) also gets the
+// benchmark table: top-1/top-3 per language over every case and over the cases whose answer the base
+// in --kb (default: the shipped primary-care base) covers, beside the anchors.
 //
 // Without --url it starts services/reasoning/dist/main.js (build first: `npm run build`) on a free
 // loopback port with this process's environment (LLM_URL, REASONING_* ...) and stops it at the end.
 // --rules-only sends use_llm: false (the rule pass alone). --json writes the outcomes and summary.
 // Exit status: 0 when every case got a response, 1 when some request failed, 2 on bad usage or when
 // the service cannot be started.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect, parseArgs as parseCommonArgs, REQUEST_TIMEOUT_MS, runMain, UsageError } from './cli.js';
 import {
+  benchmarkFigures,
+  conditionIdsFromCsv,
   failedOutcome,
+  formatBenchmark,
   formatCaseTable,
   formatSummary,
   loadCaseFile,
@@ -27,16 +35,22 @@ import {
 } from './lib.js';
 import { postDiagnosis } from './service.js';
 
+const HERE = dirname(fileURLToPath(import.meta.url));
+const BENCHMARK_CASES = join(HERE, 'cases/semigran-2015.json');
+const SHIPPED_KB = join(HERE, '../../../services/reasoning/kb/primary-care');
+
 const USAGE =
-  'usage: npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--json OUT]';
+  'usage: npm run eval:reasoning -- [cases.json] [--url URL] [--rules-only] [--top-k N] [--kb DIR] [--json OUT]';
 
 /** @param {string[]} argv */
 function parseArgs(argv) {
   return parseCommonArgs(
     argv,
-    { topK: 50, json: /** @type {string | null} */ (null) },
+    // Without a case file: the external benchmark (published vignettes), not cases/primary-care.json.
+    { cases: BENCHMARK_CASES, topK: 50, json: /** @type {string | null} */ (null), kb: SHIPPED_KB },
     (options, arg, value) => {
       if (arg === '--json') options.json = value();
+      else if (arg === '--kb') options.kb = resolve(value());
       else if (arg === '--top-k') {
         const k = Number(value());
         if (!Number.isInteger(k) || k < 1 || k > 50)
@@ -89,6 +103,12 @@ async function main() {
   console.log(formatCaseTable(outcomes));
   console.log('');
   console.log(formatSummary(summary));
+  if (file.anchors !== undefined) {
+    const covered = conditionIdsFromCsv(await readFile(join(options.kb, 'conditions.csv'), 'utf8'));
+    console.log('');
+    console.log(`benchmark (conditions covered: those of ${options.kb})`);
+    console.log(formatBenchmark(benchmarkFigures(file.cases, outcomes, covered), file.anchors));
+  }
   if (options.json !== null) {
     await writeFile(
       options.json,
