@@ -99,6 +99,14 @@ describe('the rule pass over the case table', () => {
 });
 
 describe('what the table cannot show', () => {
+  it('does not read a Vietnamese word without its diacritics in an English note ("non-tender", "met")', () => {
+    const names = (t: string) => extractRuleFindings(t).findings.map((f) => f.name);
+    expect(names('The patient is non-tender and met criteria; she has no other complaint.')).toEqual([]);
+    // A Vietnamese note typed without diacritics still reads them, and one with diacritics too.
+    expect(names('Benh nhan non nhieu, met moi.')).toEqual(['vomiting', 'fatigue']);
+    expect(names('BN nôn nhiều, mệt mỏi.')).toEqual(['vomiting', 'fatigue']);
+  });
+
   it('keeps spans exact in decomposed (NFD) input, accents included', () => {
     const text = 'Bệnh nhân không sốt, nhiệt độ 37 độ.'.normalize('NFD');
     const { findings } = extractRuleFindings(text);

@@ -5,7 +5,7 @@
  */
 import type { KbFeature } from '../domain/types.js';
 import { isAbbreviation, keepLongest, occurrenceAt, type Span, type TermOccurrence } from './terms.js';
-import { foldTerm, type FoldedText } from './text.js';
+import { foldTerm, hasDiacritics, looksEnglish, type FoldedText } from './text.js';
 import type { ExtractedKind, LexiconEntry } from './types.js';
 
 export const BASE_LEXICON: readonly LexiconEntry[] = [
@@ -348,6 +348,8 @@ interface LexiconItem {
   readonly entry: LexiconEntry | null;
   /** The first word a text must hold for the term to be looked for (blockers: always looked for). */
   readonly firstWord: string | null;
+  /** Written with Vietnamese diacritics: not looked for in an English text. */
+  readonly diacritics: boolean;
 }
 
 const WORD_UNIT = /[\p{L}\p{N}]/u;
@@ -378,7 +380,14 @@ class CompiledLexicon {
       if (needle === '') return;
       const first = entry === null ? null : (/^[\p{L}\p{N}]+/u.exec(needle)?.[0] ?? null);
       const index = this.#items.length;
-      this.#items.push({ term, needle, abbreviation: isAbbreviation(term), entry, firstWord: first });
+      this.#items.push({
+        term,
+        needle,
+        abbreviation: isAbbreviation(term),
+        entry,
+        firstWord: first,
+        diacritics: entry !== null && hasDiacritics(term),
+      });
       let unit = 0;
       while (unit < needle.length && WORD_UNIT.test(needle[unit] ?? '')) unit++;
       if (unit === 0) {
@@ -403,10 +412,12 @@ class CompiledLexicon {
   occurrences(text: FoldedText): { item: LexiconItem; at: TermOccurrence }[] {
     const folded = text.folded;
     const words = new Set(folded.match(/[\p{L}\p{N}]+/gu) ?? []);
+    const english = looksEnglish(text);
     const found: { index: number; at: TermOccurrence }[] = [];
     const consider = (index: number, start: number, end: number): void => {
       const item = this.#items[index];
       if (item === undefined || (item.firstWord !== null && !words.has(item.firstWord))) return;
+      if (english && item.diacritics) return;
       const at = occurrenceAt(text, item.term, item.abbreviation, start, end);
       if (at !== null) found.push({ index, at });
     };

@@ -128,6 +128,21 @@ export function hasDiacritics(s: string): boolean {
   return /[\p{M}đĐ]/u.test(s.normalize('NFD'));
 }
 
+const ENGLISH_WORDS =
+  /(?<![\p{L}])(?:the|and|with|of|for|was|has|had|is|are|she|he|her|his|patient|presents|reports|denies|history)(?![\p{L}])/gu;
+
+/**
+ * Whether a text is English (at least three English function words, no Vietnamese diacritic): there
+ * a Vietnamese term with diacritics does not match a word written without them ("nôn" in
+ * "non-tender", "mệt" in "met").
+ */
+export function looksEnglish(text: FoldedText): boolean {
+  if (hasDiacritics(text.source)) return false;
+  let n = 0;
+  for (const _ of text.folded.matchAll(ENGLISH_WORDS)) if (++n >= 3) return true;
+  return false;
+}
+
 /** Lower case, NFC, white space collapsed: how a written form is compared with diacritics kept. */
 export function normaliseWritten(s: string): string {
   return s.normalize('NFC').toLowerCase().replace(/\s+/gu, ' ').trim();
