@@ -3,7 +3,13 @@ import { fileURLToPath } from 'node:url';
 import type { KbFeature } from '../../services/reasoning/src/domain/types.js';
 import { foldTerm } from '../../services/reasoning/src/extract/text.js';
 import { loadKnowledgeBase } from '../../services/reasoning/src/kb/index.js';
-import { FeatureIndex, mapStructured } from '../../services/reasoning/src/pipeline/clinical-map.js';
+import {
+  FeatureIndex,
+  mapped,
+  mapStructured,
+  withImplied,
+  type MappedFinding,
+} from '../../services/reasoning/src/pipeline/clinical-map.js';
 import { seeded } from './fixtures/synthetic-kb.js';
 
 // The clinical map's name lookup: a base's own labels and synonyms, then the extractor's lexicon,
@@ -230,5 +236,45 @@ describe('FeatureIndex.closeMatches', () => {
     const [label] = [...features.values()].map((f) => f.label_en);
     const misspelt = `${label?.slice(0, 5) ?? ''}x${label?.slice(6) ?? ''}`;
     expect(index.closeMatches(misspelt)[0]?.label_en).toBe(label);
+  });
+});
+
+describe('withImplied', () => {
+  const features = new Map<string, KbFeature>([
+    ['cough', feature('cough', 'Cough', 'Ho')],
+    [
+      'productive_cough',
+      { ...feature('productive_cough', 'Productive cough', 'Ho có đờm'), implies: 'cough' },
+    ],
+    [
+      'rusty_sputum',
+      { ...feature('rusty_sputum', 'Rusty sputum', 'Đờm rỉ sắt'), implies: 'productive_cough' },
+    ],
+  ]);
+  const index = new FeatureIndex(features);
+  const finding = (id: string, present: boolean): MappedFinding =>
+    mapped(features.get(id)!, {
+      present,
+      certainty: 0.75,
+      origin: 'rules',
+      span: { start: 0, end: 3, text: 'x' },
+      value: null,
+      unit: null,
+    });
+
+  it('adds the general findings a present one implies, up the chain, with its certainty and span', () => {
+    const out = withImplied(index, [finding('rusty_sputum', true)]);
+    expect(out.map((f) => [f.feature, f.present, f.certainty, f.span?.start])).toEqual([
+      ['rusty_sputum', true, 0.75, 0],
+      ['productive_cough', true, 0.75, 0],
+      ['cough', true, 0.75, 0],
+    ]);
+  });
+
+  it('leaves a reported general finding as reported, and implies nothing from an absence', () => {
+    expect(withImplied(index, [finding('productive_cough', true), finding('cough', false)]).length).toBe(2);
+    expect(withImplied(index, [finding('productive_cough', false)]).map((f) => f.feature)).toEqual([
+      'productive_cough',
+    ]);
   });
 });

@@ -27,6 +27,7 @@ export const feature = (over: Partial<FeatureRow> & { id: string }): FeatureRow 
   leak: null,
   leak_source: null,
   leak_locator: null,
+  implies: null,
   notes: null,
   ...over,
 });

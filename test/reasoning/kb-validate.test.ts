@@ -218,3 +218,28 @@ describe('a link with a specificity', () => {
     expect(Object.keys(report.numbersByGrade).sort()).toEqual(expect.arrayContaining(['modelling choice']));
   });
 });
+
+describe('a feature that implies another', () => {
+  it('carries the link to the more general feature, and refuses an unknown one or a loop', () => {
+    const base = syntheticDocument();
+    const [first, second] = base.features;
+    const ok = validateKb({
+      ...base,
+      features: base.features.map((f) => (f === second ? { ...f, implies: first!.id } : f)),
+    });
+    expect(ok.problems).toEqual([]);
+    expect(ok.knowledgeBase?.features.find((f) => f.id === second!.id)?.implies).toBe(first!.id);
+    const bad = validateKb({
+      ...base,
+      features: base.features.map((f) =>
+        f === first ? { ...f, implies: second!.id } : f === second ? { ...f, implies: first!.id } : f,
+      ),
+    });
+    expect(bad.problems.map((p) => [p.column, p.code])).toContainEqual(['implies', 'bad-value']);
+    const unknown = validateKb({
+      ...base,
+      features: base.features.map((f) => (f === first ? { ...f, implies: 'nowhere' } : f)),
+    });
+    expect(unknown.problems.map((p) => [p.column, p.code])).toEqual([['implies', 'unknown-feature']]);
+  });
+});

@@ -42,6 +42,12 @@ export interface KbFeature {
   readonly hpo: string | null;
   /** Words that name it (en and vi), for the extractor's mapping. */
   readonly synonyms: readonly string[];
+  /**
+   * A more general feature of the base that this one implies when present (productive cough →
+   * cough, right lower quadrant pain → abdominal pain): reported with it, so a condition linked
+   * only to the general finding still sees it.
+   */
+  readonly implies?: string;
 }
 
 /** P(feature present | condition), with its source. */

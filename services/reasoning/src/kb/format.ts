@@ -287,6 +287,7 @@ export function serializeKbDocument(doc: KbDocument): Required<KbTexts> {
       num(r.leak),
       text(r.leak_source),
       text(r.leak_locator),
+      text(r.implies),
       text(r.notes),
     ]),
     links: table(LINK_COLUMNS, doc.links, (r) => [

@@ -444,6 +444,7 @@ export function importHpo(
         leak: null,
         leak_source: null,
         leak_locator: null,
+        implies: null,
         notes: null,
       };
     });

@@ -140,7 +140,7 @@ export const CONDITION_COLUMNS = {
 } as const;
 export const FEATURE_COLUMNS = {
   required: ['id', 'kind', 'label_en', 'label_vi', 'hpo', 'synonyms_en', 'synonyms_vi'],
-  optional: ['leak', 'leak_source', 'leak_locator', 'notes'],
+  optional: ['leak', 'leak_source', 'leak_locator', 'implies', 'notes'],
 } as const;
 export const LINK_COLUMNS = {
   required: ['condition', 'feature', 'probability', 'source'],
@@ -171,6 +171,8 @@ export const featureRowSchema = z.strictObject({
   leak: optionalNumberCell,
   leak_source: optionalCell,
   leak_locator: optionalCell,
+  /** A more general feature this one implies when present (productive cough → cough). */
+  implies: optionalCell,
   notes: optionalCell,
 });
 export type FeatureRow = z.infer<typeof featureRowSchema>;

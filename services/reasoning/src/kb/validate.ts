@@ -255,7 +255,34 @@ export function validateKb(input: KbValidationInput, label?: string): KbValidati
       label_vi: f.label_vi,
       hpo: f.hpo,
       synonyms: [...f.synonyms_en, ...f.synonyms_vi],
+      ...(f.implies === null ? {} : { implies: f.implies }),
     });
+  });
+  // What a feature implies must be another feature of the base, and no chain may loop.
+  const impliedBy = new Map(
+    features.flatMap((f) => (f.implies === undefined ? [] : [[f.id, f.implies] as const])),
+  );
+  input.features.forEach((f, i) => {
+    if (f.implies === null) return;
+    const row = lineOf('features', i);
+    if (!featureIds.has(f.implies) || f.implies === f.id) {
+      add(
+        files.features,
+        row,
+        'implies',
+        'unknown-feature',
+        `implies "${f.implies}", which is not another feature of the base`,
+      );
+      return;
+    }
+    const seen = new Set([f.id]);
+    for (let next = impliedBy.get(f.id); next !== undefined; next = impliedBy.get(next)) {
+      if (seen.has(next)) {
+        add(files.features, row, 'implies', 'bad-value', `"implies" loops back to "${next}"`);
+        return;
+      }
+      seen.add(next);
+    }
   });
 
   // Links.

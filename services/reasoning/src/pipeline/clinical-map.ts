@@ -322,6 +322,29 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
   return { findings, unmapped, warnings };
 }
 
+/**
+ * The findings with the more general ones they imply (a feature's `implies`, followed up the chain):
+ * "ho có đờm" (productive cough) is a cough too, for the conditions the base links to cough only.
+ * An implied finding is added only where nothing reported its feature; it keeps the implying
+ * finding's certainty, origin and span. Absence implies nothing.
+ */
+export function withImplied(index: FeatureIndex, findings: readonly MappedFinding[]): MappedFinding[] {
+  const out = [...findings];
+  const reported = new Set(findings.map((f) => f.feature));
+  for (const f of findings) {
+    if (!f.present) continue;
+    for (let id = index.features.get(f.feature)?.implies; id !== undefined;) {
+      const parent = index.features.get(id);
+      if (parent === undefined || reported.has(id)) break;
+      reported.add(id);
+      const { present, certainty, origin, span } = f;
+      out.push(mapped(parent, { present, certainty, origin, span, value: null, unit: null }));
+      id = parent.implies;
+    }
+  }
+  return out;
+}
+
 /** Structured findings to features; every unknown name at once as a 422 with close matches. */
 export function mapStructured(index: FeatureIndex, input: readonly StructuredInput[]): MappedFinding[] {
   const issues: FieldIssue[] = [];

@@ -22,6 +22,7 @@ import {
   mapExtracted,
   mapped,
   mapStructured,
+  withImplied,
   type FeatureIndex,
   type MappedFinding,
   type Unmapped,
@@ -206,11 +207,11 @@ export async function diagnose(
       if (!given.has(band.id)) demographics.push(structuredDemographic(band, true, request.age, 'year'));
     }
   }
-  const used: MappedFinding[] = [
+  const used: MappedFinding[] = withImplied(index, [
     ...fromText.findings.filter((f) => !given.has(f.feature) && !replaced.has(f.feature)),
     ...structured,
     ...demographics,
-  ];
+  ]);
   clinicalMapMs += performance.now() - mapAgain;
 
   const codeStart = performance.now();
