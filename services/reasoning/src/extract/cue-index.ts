@@ -6,9 +6,9 @@ import { lowerBound, type Span } from './terms.js';
 import { ALL_SCOPES, type Scoped } from './negation-cues.js';
 import type { Cue } from './negation.js';
 
-type ScopedCue = Cue & { readonly category: Scoped };
+export type ScopedCue = Cue & { readonly category: Scoped };
 
-function isScoped(cue: Cue): cue is ScopedCue {
+export function isScoped(cue: Cue): cue is ScopedCue {
   const category = cue.category;
   return (
     category === 'negation' || category === 'uncertainty' || category === 'history' || category === 'family'

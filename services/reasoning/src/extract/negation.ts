@@ -22,7 +22,7 @@
 import { findTerm, keepLongest, possibleTerms, type Span } from './terms.js';
 import { foldText, sourceRange, writtenMatches, type FoldedText } from './text.js';
 import type { ExtractedFinding, FindingCue } from './types.js';
-import { cueIndexOf } from './cue-index.js';
+import { cueIndexOf, isScoped } from './cue-index.js';
 import {
   ALL_SCOPES,
   CERTAINTY,
@@ -160,7 +160,16 @@ export function contextOf(
   let historical = false;
   let family = false;
   const acting: FindingCue[] = [];
-  for (const cue of index.reaching(span)) {
+  const reaching = [...index.reaching(span)];
+  // `named`: a cue that runs into the term's first words ("không bị" before "bị sốt", "no history
+  // of" before "history of smoking") stands before the finding as a whole, so it acts on it.
+  if (options.named === true) {
+    for (const cue of cues) {
+      if (!isScoped(cue) || reaching.includes(cue)) continue;
+      if (cue.start < span.start && cue.end > span.start && cue.end <= span.end) reaching.push(cue);
+    }
+  }
+  for (const cue of reaching) {
     // `named`: the span is a term of the lexicon, so a cue within it is part of the finding's name
     // ("không muốn ăn", anorexia; "nốt" written "not" without diacritics), not its context. An LLM's
     // span may start with its trigger ("không sốt"): there the cue counts.
