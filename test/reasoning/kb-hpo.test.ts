@@ -78,6 +78,7 @@ describe('HPO import on the real excerpt', () => {
       condition: 'ORPHA:1401',
       feature: 'HP:0002164',
       probability: 0.895,
+      specificity: null,
       source: 'hpo-2025-01-16',
       locator: 'phenotype.hpoa: ORPHA:1401',
       as_given: 'HP:0040281 Very frequent',
@@ -104,6 +105,7 @@ describe('HPO import on the real excerpt', () => {
       condition: 'OMIM:607084',
       feature: 'HP:0000407',
       probability: 0.999,
+      specificity: null,
       source: 'hpo-2025-01-16',
       locator: 'phenotype.hpoa: PMID:12833159; PMID:15841483',
       as_given: '6/6; 4/4',
@@ -137,6 +139,7 @@ describe('HPO import on the real excerpt', () => {
       condition: 'OMIM:139600',
       feature: 'HP:0004780',
       probability: 0.5,
+      specificity: null,
       source: HPO_NO_FREQUENCY_SOURCE,
       locator: null,
       as_given: null,
@@ -307,7 +310,7 @@ describe('hpo-import CLI', () => {
     expect(knowledgeBase.conditions).toHaveLength(7);
     expect(loaded.conditions.notScorable).toEqual([]);
     expect(await readFile(join(out, 'links.csv'), 'utf8')).toContain(
-      'ORPHA:1401,HP:0002164,0.895,hpo-2025-01-16,phenotype.hpoa: ORPHA:1401,HP:0040281 Very frequent,',
+      'ORPHA:1401,HP:0002164,0.895,hpo-2025-01-16,,phenotype.hpoa: ORPHA:1401,HP:0040281 Very frequent,',
     );
   });
 

@@ -1,9 +1,8 @@
 // The shipped primary-care base merged with an HPO import the size of the whole release, as the
-// service does by default when $MODELS_DIR/reasoning/hpo-kb holds one. With a per-disease prior of
-// 1e-5 the release's 12,680 diseases took 0.127 of the prior mass and, beside the primary-care
-// base's 0.95 even split, the merge was refused (priors adding up to 1.0758) and the service never
-// became ready. The import here is the real importer on the real excerpt's rows, copied under as
-// many disease ids as the release holds.
+// service does by default when $MODELS_DIR/reasoning/hpo-kb holds one: the merged priors must leave
+// mass for "none of the above", and a per-disease prior large enough to use it all up is refused
+// (the service would never become ready). The import here is the real importer on the real
+// excerpt's rows, copied under as many disease ids as the release holds.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
@@ -63,8 +62,10 @@ describe('the primary-care base merged with a release-sized HPO import', () => {
     expect(sum).toBeLessThan(0.99);
   }, 60_000);
 
-  it('is refused, naming the prior sum, with the former per-disease prior of 1e-5', async () => {
-    const { merged } = await merge(1e-5);
+  it('is refused, naming the prior sum, when the per-disease prior uses up the mass left', async () => {
+    const primary = await loadKnowledgeBase(PRIMARY_CARE);
+    if (!primary.ok) throw new Error('the primary-care base does not load');
+    const { merged } = await merge((1 - primary.report.priorSum) / RELEASE_DISEASES + 1e-6);
     expect(merged.ok).toBe(false);
     expect(merged.problems.map((p) => p.code)).toContain('prior-sum');
   }, 60_000);
