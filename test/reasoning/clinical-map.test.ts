@@ -3,8 +3,10 @@ import { fileURLToPath } from 'node:url';
 import type { KbFeature } from '../../services/reasoning/src/domain/types.js';
 import { foldTerm } from '../../services/reasoning/src/extract/text.js';
 import { loadKnowledgeBase } from '../../services/reasoning/src/kb/index.js';
+import { extractRuleFindings } from '../../services/reasoning/src/extract/index.js';
 import {
   FeatureIndex,
+  mapExtracted,
   mapped,
   mapStructured,
   withImplied,
@@ -276,5 +278,41 @@ describe('withImplied', () => {
     expect(withImplied(index, [finding('productive_cough', false)]).map((f) => f.feature)).toEqual([
       'productive_cough',
     ]);
+  });
+});
+
+describe('published cut-offs of features named by id', () => {
+  const ids = [
+    'elevated_blood_pressure',
+    'severely_elevated_blood_pressure',
+    'low_hemoglobin',
+    'high_blood_glucose',
+    'low_blood_glucose',
+  ];
+  const index = new FeatureIndex(
+    new Map(ids.map((id) => [id, { ...feature(id, id, null), kind: 'vital' as const }])),
+  );
+  const read = (text: string) =>
+    mapExtracted(index, extractRuleFindings(text).findings).findings.map((f) => [f.feature, f.present]);
+
+  it('reads blood pressure, haemoglobin and glucose against their guideline cut-offs, in either glucose unit', () => {
+    expect(read('HA 190/110 mmHg, Hb 8.2 g/dL, glucose 450 mg/dL.')).toEqual(
+      expect.arrayContaining([
+        ['elevated_blood_pressure', true],
+        ['severely_elevated_blood_pressure', true],
+        ['low_hemoglobin', true],
+        ['high_blood_glucose', true],
+        ['low_blood_glucose', false],
+      ]),
+    );
+    expect(read('BP 128/80 mmHg, Hb 13.5 g/dL, glucose 3.1 mmol/L.')).toEqual(
+      expect.arrayContaining([
+        ['elevated_blood_pressure', false],
+        ['severely_elevated_blood_pressure', false],
+        ['low_hemoglobin', false],
+        ['high_blood_glucose', false],
+        ['low_blood_glucose', true],
+      ]),
+    );
   });
 });

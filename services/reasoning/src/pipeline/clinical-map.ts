@@ -23,7 +23,7 @@ import type { Finding, KbFeature } from '../domain/types.js';
 import { BASE_LEXICON, type ExtractedFinding, type LexiconEntry } from '../extract/index.js';
 import { foldTerm } from '../extract/text.js';
 import { CloseMatchIndex } from './close-matches.js';
-import { meets, THRESHOLDS } from './cut-offs.js';
+import { ID_THRESHOLDS, meets, THRESHOLDS } from './cut-offs.js';
 import {
   ageBandFeature,
   durationDays,
@@ -215,7 +215,7 @@ export function mapExtracted(index: FeatureIndex, extracted: readonly ExtractedF
         warnings.push(`"${f.text}" was not used: ${f.implausible}`);
         continue;
       }
-      const rules = THRESHOLDS.filter((t) => t.measurement === f.name);
+      const rules = [...THRESHOLDS, ...ID_THRESHOLDS].filter((t) => t.measurement === f.name);
       if (rules.length > 0 && f.value !== undefined) {
         let used = false;
         for (const t of rules) {

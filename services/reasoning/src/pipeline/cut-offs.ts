@@ -110,6 +110,86 @@ export const THRESHOLDS: readonly Threshold[] = [
   },
 ];
 
+const ESC_ESH_2018 =
+  'Williams B, Mancia G, Spiering W, et al. 2018 ESC/ESH Guidelines for the management of arterial hypertension. Eur Heart J. 2018;39(33):3021-3104, Table 3 (office blood pressure categories)';
+const ADA_2024 =
+  'American Diabetes Association Professional Practice Committee. 2. Diagnosis and Classification of Diabetes: Standards of Care in Diabetes-2024. Diabetes Care. 2024;47(Suppl 1):S20-S42';
+
+/** Cut-offs of features the base names by id only (no HPO term of their own). */
+export const ID_THRESHOLDS: readonly Threshold[] = [
+  {
+    measurement: 'systolic blood pressure',
+    unit: 'mmHg',
+    hpo: '',
+    id: 'elevated_blood_pressure',
+    above: true,
+    limit: 140,
+    inclusive: true,
+    source: `${ESC_ESH_2018}: grade 1 hypertension from a systolic pressure of 140 mmHg`,
+  },
+  {
+    measurement: 'systolic blood pressure',
+    unit: 'mmHg',
+    hpo: '',
+    id: 'severely_elevated_blood_pressure',
+    above: true,
+    limit: 180,
+    inclusive: true,
+    source: `${ESC_ESH_2018}: grade 3 hypertension from a systolic pressure of 180 mmHg`,
+  },
+  {
+    measurement: 'hemoglobin',
+    unit: 'g/dL',
+    hpo: '',
+    id: 'low_hemoglobin',
+    above: false,
+    limit: 12,
+    inclusive: false,
+    source:
+      'WHO. Haemoglobin concentrations for the diagnosis of anaemia and assessment of severity. WHO/NMH/NHD/MNM/11.1, 2011: anaemia below 12 g/dL in non-pregnant women (13 g/dL in men, 11 g/dL in pregnancy and in children under 5; the lowest adult limit is used for everyone)',
+  },
+  {
+    measurement: 'glucose',
+    unit: 'mg/dL',
+    hpo: '',
+    id: 'high_blood_glucose',
+    above: true,
+    limit: 200,
+    inclusive: true,
+    source: `${ADA_2024}: a random plasma glucose of 200 mg/dL (11.1 mmol/L) or more with symptoms of hyperglycaemia`,
+  },
+  {
+    measurement: 'glucose',
+    unit: 'mmol/L',
+    hpo: '',
+    id: 'high_blood_glucose',
+    above: true,
+    limit: 11.1,
+    inclusive: true,
+    source: `${ADA_2024}: a random plasma glucose of 200 mg/dL (11.1 mmol/L) or more with symptoms of hyperglycaemia`,
+  },
+  {
+    measurement: 'glucose',
+    unit: 'mg/dL',
+    hpo: '',
+    id: 'low_blood_glucose',
+    above: false,
+    limit: 70,
+    inclusive: false,
+    source: `${ADA_2024}, section 6: level 1 hypoglycaemia, a glucose below 70 mg/dL (3.9 mmol/L)`,
+  },
+  {
+    measurement: 'glucose',
+    unit: 'mmol/L',
+    hpo: '',
+    id: 'low_blood_glucose',
+    above: false,
+    limit: 3.9,
+    inclusive: false,
+    source: `${ADA_2024}, section 6: level 1 hypoglycaemia, a glucose below 70 mg/dL (3.9 mmol/L)`,
+  },
+];
+
 /** Whether a reading meets the cut-off (the abnormality is present). */
 export function meets(t: Threshold, value: number): boolean {
   if (t.above) return t.inclusive ? value >= t.limit : value > t.limit;
