@@ -83,7 +83,7 @@ export const UTTERANCES = [
     'librivox/sense_and_sensibility_01_austen_64kb-0920.wav',
     '40882414ef4cc51f3ff7a63bad0c8c87e7f595ffeb8209fbf756c8ebc5c28a59',
     6.05,
-    'had he married a more amiable woman he might have been made still more respectable than he was',
+    'had he married a more a amiable woman he might have been made still more respectable than he was',
     LIBRIVOX_TXT,
   ),
   ps(
