@@ -1,0 +1,197 @@
+// The code search service's recall on bilingual clinical queries, by hand (build first: `npx tsc -b
+// services/codesearch`): `npm run bench:codesearch-recall` (or `node
+// test/bench/codesearch/recall.js [--verbose]`).
+//
+// Starts the built service (dist/main.js) on a free loopback port over the real ICD-10-CM set with
+// the configured embedding model (default: the manifest's MiniLM), waits until the ICD-10 title
+// vectors are built (cached in the data dir; ~90 s on 2 idle cores the first time, see
+// services/codesearch/README.md), checks that every expected code of
+// test/bench/codesearch/queries.json exists (`GET /codes/ICD10/{code}`), then runs every query,
+// over a real socket, in three modes and prints recall@10 per language and mode:
+//   - lexical: `hybrid: false`, top 10;
+//   - semantic: the embeddings' own ranking as the service computes it (nearest titles at or above
+//     CODESEARCH_MIN_SIMILARITY): the API has no semantic-only mode, so this is read from a hybrid
+//     answer of top_k 100 (every result carries `ranks.semantic`), keeping the results with a
+//     semantic rank of 1..10. A semantic rank missing below one that is present (fused out of the
+//     100) is counted and printed, so an incomplete list never passes silently;
+//   - hybrid: `hybrid: true`, top 10, the service's answer as served.
+// A query is a hit when a returned code, dots removed, starts with one of its expected prefixes
+// (queries.json says so in `matching`). `--verbose` prints each mode's misses with the top 3 codes.
+//
+// Env: BENCH_DATA_DIR ($CLINICALSUITE_HOME/codesearch/recall-data: the vectors are cached there,
+// per model), BENCH_THREADS (2: the embedder's threads), BENCH_WAIT_VECTORS_S (2400),
+// BENCH_JSON (a path: also write the figures and misses there as JSON). Another embedder: set the
+// service's own CODESEARCH_EMBEDDING_MODEL_PATH, CODESEARCH_EMBEDDING_TOKENIZER_PATH,
+// CODESEARCH_EMBEDDING_QUERY_PREFIX / _PASSAGE_PREFIX and CODESEARCH_MIN_SIMILARITY, which the
+// service inherits.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { MODEL_MANIFEST, defaultModelsDir, ensureModel } from '@clinicalsuite/kit/models';
+
+const root = new URL('../../../', import.meta.url).pathname;
+const home = process.env.CLINICALSUITE_HOME ?? join(homedir(), '.cache', 'clinicalsuite');
+const DATA_DIR = process.env.BENCH_DATA_DIR ?? join(home, 'codesearch', 'recall-data');
+const WAIT_S = Number(process.env.BENCH_WAIT_VECTORS_S ?? '2400');
+const THREADS = process.env.BENCH_THREADS ?? '2';
+const VERBOSE = process.argv.includes('--verbose');
+const K = 10;
+const set = JSON.parse(readFileSync(join(root, 'test/bench/codesearch/queries.json'), 'utf8'));
+const queries = set.queries;
+
+const modelsDir = defaultModelsDir(process.env);
+const ids = ['codesearch-icd10cm'];
+if (process.env.CODESEARCH_EMBEDDING_MODEL_PATH === undefined) ids.push('codesearch-embedder');
+if (process.env.CODESEARCH_EMBEDDING_TOKENIZER_PATH === undefined) ids.push('codesearch-embedder-tokenizer');
+for (const id of ids) await ensureModel(MODEL_MANIFEST[id], { modelsDir });
+mkdirSync(DATA_DIR, { recursive: true });
+
+const port = await new Promise((resolve) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => resolve(p));
+  });
+});
+const child = spawn(process.execPath, [join(root, 'services/codesearch/dist/main.js')], {
+  env: {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    MODELS_DIR: modelsDir,
+    DATA_DIR,
+    AUTH_DISABLED: 'true',
+    LOG_LEVEL: 'warn',
+    CODESEARCH_THREADS: THREADS,
+    CODESEARCH_EMBED_TYPES: 'ICD10',
+    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+  },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const stop = () => child.kill('SIGTERM');
+process.on('exit', stop);
+const url = `http://127.0.0.1:${port}`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function json(path, body) {
+  const res = await fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const started = performance.now();
+for (;;) {
+  const ok = await json('/health').then(
+    (r) => r.status === 200,
+    () => false,
+  );
+  if (ok) break;
+  if (child.exitCode !== null) throw new Error('the service exited');
+  await sleep(200);
+}
+let lastLog = 0;
+let model;
+for (;;) {
+  const { body } = await json('/code_types');
+  model = body.embedding_model;
+  const icd = body.types.find((t) => t.type === 'ICD10');
+  if (icd?.vectors.state === 'ready') break;
+  if (icd === undefined || ['off', 'failed'].includes(icd.vectors.state))
+    throw new Error(`ICD10 vectors unavailable: ${JSON.stringify(icd?.vectors ?? body.embedding_model)}`);
+  if ((performance.now() - started) / 1000 > WAIT_S) throw new Error('gave up waiting for the ICD10 vectors');
+  if (performance.now() - lastLog > 30_000) {
+    console.log(`waiting for the ICD10 title vectors: ${icd.vectors.done ?? 0}/${icd.vectors.total ?? '?'}`);
+    lastLog = performance.now();
+  }
+  await sleep(1000);
+}
+console.log(`ICD10 title vectors ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+const norm = (c) => c.replace(/\./g, '').toUpperCase();
+const unknown = [];
+for (const code of new Set(queries.flatMap((q) => q.expect))) {
+  const { status } = await json(`/codes/ICD10/${encodeURIComponent(code)}`);
+  if (status !== 200) unknown.push(`${code} (HTTP ${status})`);
+}
+if (unknown.length > 0) throw new Error(`expected codes not in ICD-10-CM: ${unknown.join(', ')}`);
+
+const search = async (query, hybrid, topK) => {
+  const { status, body } = await json('/search', { query, code_types: ['ICD10'], top_k: topK, hybrid });
+  if (status !== 200) throw new Error(`${query}: HTTP ${status} ${JSON.stringify(body)}`);
+  return body;
+};
+
+const MODES = ['lexical', 'semantic', 'hybrid'];
+const rows = [];
+let incomplete = 0;
+let notHybrid = 0;
+for (const q of queries) {
+  const lexical = await search(q.query, false, K);
+  const hybrid = await search(q.query, true, K);
+  const wide = await search(q.query, true, 100);
+  if (hybrid.mode !== 'hybrid' || wide.mode !== 'hybrid') notHybrid++;
+  const semantic = wide.results
+    .filter((r) => r.ranks.semantic !== null && r.ranks.semantic <= K)
+    .sort((a, b) => a.ranks.semantic - b.ranks.semantic);
+  if (semantic.some((r, i) => r.ranks.semantic !== i + 1)) incomplete++;
+  const lists = {
+    lexical: lexical.results.map((r) => r.code),
+    semantic: semantic.map((r) => r.code),
+    hybrid: hybrid.results.map((r) => r.code),
+  };
+  const prefixes = q.expect.map(norm);
+  const hit = (codes) => codes.slice(0, K).some((c) => prefixes.some((p) => norm(c).startsWith(p)));
+  rows.push({ ...q, lists, hits: Object.fromEntries(MODES.map((m) => [m, hit(lists[m])])) });
+}
+
+const langs = [...new Set(queries.map((q) => q.lang))];
+const groups = [
+  ...langs.map((l) => [l, rows.filter((r) => r.lang === l)]),
+  ['vi + vi-nodiac', rows.filter((r) => r.lang.startsWith('vi'))],
+  ['all', rows],
+];
+const table = groups.map(([name, rs]) => ({
+  group: name,
+  queries: rs.length,
+  ...Object.fromEntries(MODES.map((m) => [m, rs.filter((r) => r.hits[m]).length / rs.length])),
+}));
+
+console.log(
+  `model: ${model?.id ?? JSON.stringify(model)}, min similarity ${process.env.CODESEARCH_MIN_SIMILARITY ?? 'default'}, ` +
+    `${rows.length} queries, load average ${loadavg()[0].toFixed(2)}` +
+    (notHybrid > 0 ? `, ${notHybrid} queries NOT run hybrid` : '') +
+    (incomplete > 0 ? `, ${incomplete} semantic lists incomplete` : ''),
+);
+const cell = (rs, m) => {
+  const n = rs.filter((r) => r.hits[m]).length;
+  return `${(n / rs.length).toFixed(2)} (${n}/${rs.length})`;
+};
+console.log(`\n| queries (recall@${K}) | n | lexical | semantic | hybrid |\n| --- | --: | --: | --: | --: |`);
+for (const [name, rs] of groups)
+  console.log(`| ${name} | ${rs.length} | ${MODES.map((m) => cell(rs, m)).join(' | ')} |`);
+
+if (VERBOSE) {
+  for (const m of MODES) {
+    const missed = rows.filter((r) => !r.hits[m]);
+    console.log(`\n${m}: ${missed.length} misses`);
+    for (const r of missed)
+      console.log(
+        `  ${r.id.padEnd(9)} ${r.query}  → want ${r.expect.join('|')}, got ${r.lists[m].slice(0, 3).join(', ') || '(none)'}`,
+      );
+  }
+}
+if (process.env.BENCH_JSON)
+  writeFileSync(
+    process.env.BENCH_JSON,
+    JSON.stringify(
+      { model, table, rows: rows.map(({ id, lang, hits, lists }) => ({ id, lang, hits, lists })) },
+      null,
+      1,
+    ),
+  );
+stop();
