@@ -4,7 +4,8 @@
  * the package registries hold are CTranslate2 conversions; this turns them into the file that
  * `STT_WHISPER_MODEL` names. Pure TypeScript, no Python.
  *
- * Input (the directory): `model.bin`, and the vocabulary as `vocabulary.json`, `vocabulary.txt` or
+ * Input (the directory): `model.bin` (or its pieces `model.bin.part1`, `.part2` ..., as some
+ * packages split it), and the vocabulary as `vocabulary.json`, `vocabulary.txt` or
  * `tokenizer.json`.
  *
  * CTranslate2's `model.bin` (binary versions 4 to 6, little-endian): uint32 version, the spec's
@@ -350,26 +351,37 @@ export function gpt2TokenBytes(token: string, table = unicodeToByte()): Buffer {
   return Buffer.from(out);
 }
 
-/** The vocabulary in id order, as CTranslate2 stores it beside the model. */
-export function readCt2Vocabulary(dir: string): string[] {
-  const json = join(dir, 'vocabulary.json');
-  if (existsSync(json)) return JSON.parse(readFileSync(json, 'utf8')) as string[];
-  const txt = join(dir, 'vocabulary.txt');
-  if (existsSync(txt)) {
-    const lines = readFileSync(txt, 'utf8').split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    return lines;
-  }
-  const tok = join(dir, 'tokenizer.json');
-  if (existsSync(tok)) {
-    const t = JSON.parse(readFileSync(tok, 'utf8')) as {
+const VOCABULARY_FILES = ['vocabulary.json', 'vocabulary.txt', 'tokenizer.json'] as const;
+
+/**
+ * The vocabulary in id order from the bytes of `name` (a path or URI ending in `vocabulary.json`:
+ * a JSON list; `tokenizer.json`: the Hugging Face tokenizer's vocab and added tokens; anything
+ * else: `vocabulary.txt`, one token a line).
+ */
+export function parseCt2Vocabulary(bytes: Buffer, name: string): string[] {
+  const text = bytes.toString('utf8');
+  if (name.endsWith('vocabulary.json')) return JSON.parse(text) as string[];
+  if (name.endsWith('tokenizer.json')) {
+    const t = JSON.parse(text) as {
       model: { vocab: Record<string, number> };
       added_tokens?: { id: number; content: string }[];
     };
-    const out: string[] = [];
+    const out: (string | undefined)[] = [];
     for (const [token, id] of Object.entries(t.model.vocab)) out[id] = token;
     for (const a of t.added_tokens ?? []) out[a.id] = a.content;
-    return out;
+    return Array.from(out, (token) => token ?? '');
+  }
+  // One token a line; a token may be empty (a blank line), so only the final newline is dropped.
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** The vocabulary in id order, as CTranslate2 stores it beside the model. */
+export function readCt2Vocabulary(dir: string): string[] {
+  for (const name of VOCABULARY_FILES) {
+    const path = join(dir, name);
+    if (existsSync(path)) return parseCt2Vocabulary(readFileSync(path), name);
   }
   throw new Ct2WhisperError(`${dir} holds no vocabulary (vocabulary.json, vocabulary.txt or tokenizer.json)`);
 }
@@ -575,17 +587,14 @@ export function writeGgmlWhisper(
 
 /**
  * Converts the CTranslate2 Whisper model in `dir` to the ggml file `out` (written to `out.part`,
- * then renamed). The whole `model.bin` is read into memory; one tensor at a time is converted.
+ * then renamed). The whole `model.bin` is read into memory (tiny 75 MB, base 145 MB as float16); one tensor at a time is converted.
  */
 export function convertCt2WhisperToGgml(
   dir: string,
   out: string,
   options: ConvertOptions = {},
 ): GgmlWhisperSummary {
-  const bin = join(dir, 'model.bin');
-  if (!existsSync(bin))
-    throw new Ct2WhisperError(`${dir} holds no model.bin (a CTranslate2 model directory)`);
-  const model = parseCt2Model(readFileSync(bin));
+  const model = parseCt2Model(readModelBin(dir));
   const vocabulary = readCt2Vocabulary(dir);
   const part = `${out}.part`;
   const fd = openSync(part, 'w');
@@ -609,6 +618,21 @@ export function convertCt2WhisperToGgml(
   closeSync(fd);
   renameSync(part, out);
   return summary;
+}
+
+/** `model.bin`, or its pieces `model.bin.part1`, `model.bin.part2` ... joined (split packaging). */
+function readModelBin(dir: string): Buffer {
+  const bin = join(dir, 'model.bin');
+  if (existsSync(bin)) return readFileSync(bin);
+  const parts: Buffer[] = [];
+  for (let i = 1; existsSync(`${bin}.part${String(i)}`); i++)
+    parts.push(readFileSync(`${bin}.part${String(i)}`));
+  if (parts.length === 0) {
+    throw new Ct2WhisperError(
+      `${dir} holds no model.bin (nor model.bin.part1 ...): not a CTranslate2 model directory`,
+    );
+  }
+  return Buffer.concat(parts);
 }
 
 function writeAll(fd: number, b: Buffer): void {

@@ -35,6 +35,7 @@ export {
   convertCt2WhisperToGgml,
   gpt2TokenBytes,
   parseCt2Model,
+  parseCt2Vocabulary,
   readCt2Vocabulary,
   toHalf,
   whisperMelFilters,
