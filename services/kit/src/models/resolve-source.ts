@@ -27,34 +27,36 @@ export interface DescribedSource {
 
 export function describeSource(source: ModelSource): DescribedSource {
   if (typeof source === 'string') return { key: source, label: source, uris: [source], sha256: undefined };
-  if ('uri' in source) {
-    const { transform } = source;
-    if (transform === undefined)
-      return { key: source.uri, label: source.uri, uris: [source.uri], sha256: source.sha256 };
-    // A partial of decoded bytes must not be resumed by a source without the transform.
-    const how = `${transform.kind}:${transform.name}`;
-    return {
-      key: `${source.uri} (${how})`,
-      label: source.uri,
-      uris: [source.uri],
-      sha256: source.sha256,
-      transform,
-    };
-  }
-  const [first = '', ...rest] = source.parts;
-  return {
-    key: `parts:${source.parts.join(' + ')}`,
-    label: rest.length === 0 ? first : `${first} (+${rest.length} more parts)`,
-    uris: source.parts,
-    sha256: source.sha256,
-  };
+  const described =
+    'uri' in source
+      ? { key: source.uri, label: source.uri, uris: [source.uri], sha256: source.sha256 }
+      : {
+          key: `parts:${source.parts.join(' + ')}`,
+          label:
+            source.parts.length === 1
+              ? (source.parts[0] ?? '')
+              : `${source.parts[0] ?? ''} (+${String(source.parts.length - 1)} more parts)`,
+          uris: source.parts,
+          sha256: source.sha256,
+        };
+  const { transform } = source;
+  if (transform === undefined) return described;
+  // A partial of transformed bytes must not be resumed by a source without the transform.
+  const how =
+    transform.kind === 'python-bytes-literal'
+      ? `${transform.kind}:${transform.name}`
+      : `${transform.kind}:${transform.vocabulary}`;
+  return { ...described, key: `${described.key} (${how})`, transform };
 }
 
 export function createByteSource(source: DescribedSource, ctx: SourceContext): ByteSource {
   const sources = source.uris.map((uri) => byteSourceOf(parseSourceUri(uri), ctx));
   const [only] = sources;
   const bytes = sources.length === 1 && only ? only : concatSources(sources);
-  return source.transform === undefined ? bytes : transformedSource(bytes, source.transform, source.label);
+  if (source.transform === undefined) return bytes;
+  return transformedSource(bytes, source.transform, source.label, (uri) =>
+    byteSourceOf(parseSourceUri(uri), ctx),
+  );
 }
 
 function byteSourceOf(spec: SourceSpec, ctx: SourceContext): ByteSource {

@@ -4,17 +4,30 @@
  * Small files only (the whole file is in memory), which is what such packaging allows anyway.
  */
 import { discard, type ByteSource } from './byte-source.js';
+import { parseCt2Model, parseCt2Vocabulary, writeGgmlWhisper } from './ct2-whisper.js';
 import { SourceFetchError } from './errors.js';
 import type { SourceTransform } from './manifest.js';
 import { readPythonBytesLiteral } from './python-bytes-literal.js';
 
 const CHUNK = 1 << 20;
 
-export function transformedSource(inner: ByteSource, transform: SourceTransform, label: string): ByteSource {
+export function transformedSource(
+  inner: ByteSource,
+  transform: SourceTransform,
+  label: string,
+  /** The byte source of another URI the transform reads (ct2-whisper's vocabulary). */
+  open: (uri: string) => ByteSource,
+): ByteSource {
   let decoded: Promise<Buffer> | undefined;
+  const aux: ByteSource[] = [];
+  const readAux = (uri: string): Promise<Buffer> => {
+    const source = open(uri);
+    aux.push(source);
+    return readAll(source, uri);
+  };
   return {
     async open(offset) {
-      decoded ??= readAll(inner, label).then((file) => apply(file, transform, label));
+      decoded ??= readAll(inner, label).then((file) => apply(file, transform, label, readAux));
       // A failed read may succeed on a retry: do not keep the failure.
       const data = await decoded.catch((err: unknown) => {
         decoded = undefined;
@@ -25,13 +38,27 @@ export function transformedSource(inner: ByteSource, transform: SourceTransform,
     },
     async cleanup() {
       await inner.cleanup?.();
+      for (const source of aux) await source.cleanup?.();
     },
   };
 }
 
-function apply(file: Buffer, transform: SourceTransform, label: string): Buffer {
+async function apply(
+  file: Buffer,
+  transform: SourceTransform,
+  label: string,
+  readAux: (uri: string) => Promise<Buffer>,
+): Promise<Buffer> {
+  // Fetching the vocabulary may fail transiently (retryable); only the conversion is final.
+  const vocabulary =
+    transform.kind === 'ct2-whisper'
+      ? parseCt2Vocabulary(await readAux(transform.vocabulary), transform.vocabulary)
+      : undefined;
   try {
-    return readPythonBytesLiteral(file, transform.name);
+    if (transform.kind === 'python-bytes-literal') return readPythonBytesLiteral(file, transform.name);
+    const out: Buffer[] = [];
+    writeGgmlWhisper(parseCt2Model(file), vocabulary ?? [], { write: (b) => out.push(b) });
+    return Buffer.concat(out);
   } catch (err) {
     throw new SourceFetchError(label, `cannot take the model out of the file: ${(err as Error).message}`, {
       retryable: false,
