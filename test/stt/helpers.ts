@@ -69,9 +69,22 @@ export async function transcribe(
 
 /** Processes whose command line holds `marker` (the test's own engine processes). */
 export function processesMatching(marker: string): number {
-  try {
-    return Number(execFileSync('pgrep', ['-f', '-c', marker]).toString().trim());
-  } catch {
-    return 0; // pgrep exits 1 when nothing matches
+  // This test process's descendants only: another test file may run the same engine beside it.
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='])
+    .toString()
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const r of rows) {
+      if (!ours.has(r.pid) && ours.has(r.ppid)) {
+        ours.add(r.pid);
+        grew = true;
+      }
+    }
   }
+  return rows.filter((r) => r.pid !== process.pid && ours.has(r.pid) && r.args.includes(marker)).length;
 }
