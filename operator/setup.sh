@@ -7,7 +7,10 @@
 #      As root it runs apt-get; otherwise through sudo when sudo is there; otherwise it prints the
 #      one `apt-get install` line to run and goes on (the services that need them say so).
 #   2. npm install.
-#   3. With --test, the test tools that come from PyPI: schemathesis, the OpenAPI fuzzer
+#   3. whisper.cpp's addon for this CPU (services/stt/scripts/build-whisper-node.sh: the speech
+#      service's Whisper runs ~15x faster than on the package's prebuilt binary, which has no SIMD);
+#      ~2 min the first time, nothing after. Without a compiler the service runs the prebuilt one.
+#   4. With --test, the test tools that come from PyPI: schemathesis, the OpenAPI fuzzer
 #      (test/fuzz/install.sh: pinned, in a virtualenv under $CLINICALSUITE_HOME; nothing when
 #      installed). Python is a test tool here only: no service runs it.
 #
@@ -20,7 +23,7 @@ for arg in "$@"; do
   case "$arg" in
     --test) with_test=true ;;
     -h | --help)
-      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -70,6 +73,13 @@ fi
 
 echo "== npm install"
 npm install --no-audit --no-fund --loglevel=error
+
+echo "== whisper.cpp addon for this CPU (services/stt/scripts/build-whisper-node.sh)"
+if addon=$(nice bash services/stt/scripts/build-whisper-node.sh); then
+  echo "   $addon"
+else
+  echo "   not built (above: why); the stt service runs whisper.cpp's slower prebuilt binary"
+fi
 
 if [ "$with_test" = true ]; then
   echo "== test tools from PyPI: schemathesis (test/fuzz/install.sh)"

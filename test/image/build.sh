@@ -103,6 +103,9 @@ run ffmpeg -version | sed -n 1p
 # medllm's backend, where LLAMA_SERVER_PATH says, and the setpriv it runs under.
 run sh -c '"$LLAMA_SERVER_PATH" --version' 2>&1 | grep 'version:' >/dev/null
 run setpriv --pdeathsig KILL -- true
+# The speech service's whisper.cpp addon, built for the image's CPU variant, loads.
+run cat node_modules/@fugood/whisper.node/build/Release/build.json | grep '"variant":"haswell"' >/dev/null
+run node -e 'require("./node_modules/@fugood/whisper.node/build/Release/index.node")'
 port=$((20000 + RANDOM % 20000))
 run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models FACE_API_TOKEN=smoke-test-token-0123456789 \
   node services/face/dist/main.js >"$work/service.log" 2>&1 &

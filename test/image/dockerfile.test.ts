@@ -124,6 +124,26 @@ describe('operator/Dockerfile', () => {
     expect(run.some((r) => /LLAMA_SERVER_GPU="\$RUNTIME"/.test(r))).toBe(true);
   });
 
+  it("builds whisper.cpp's addon in its own stage for llama-server's CPU variant; the build stage takes it", () => {
+    const whisper = stage('whisper-node');
+    expect(whisper.base).toBe('deps');
+    // Only the build's own files: a source edit elsewhere does not rebuild it.
+    const copies = whisper.steps.filter((s) => s.op === 'COPY').map((s) => s.args.split(/\s+/)[0]);
+    expect(copies.sort()).toEqual([
+      'services/stt/native/',
+      'services/stt/scripts/build-whisper-node.sh',
+      'tools/ggml/cpu-variant.sh',
+    ]);
+    const run = whisper.steps.filter((s) => s.op === 'RUN').map((s) => s.args);
+    expect(run.some((r) => r.includes('GGML_CPU_VARIANT="$LLAMA_CPU_VARIANT"'))).toBe(true);
+    expect(run.some((r) => r.includes('bash services/stt/scripts/build-whisper-node.sh'))).toBe(true);
+    const llamaDefault = stage('llama-server').steps.find((s) => s.args.startsWith('LLAMA_CPU_VARIANT='));
+    expect(whisper.steps.find((s) => s.args.startsWith('LLAMA_CPU_VARIANT='))?.args).toBe(llamaDefault?.args);
+    expect(stage('build').steps.map((s) => s.args)).toContain(
+      '--from=whisper-node /src/node_modules/@fugood/whisper.node/build/ node_modules/@fugood/whisper.node/build/',
+    );
+  });
+
   it('installs in its runtime stage what operator/debian-packages.txt says the services and models need', () => {
     // Lines of `<package> <who needs it…>`; the image runs services and fetches models, it neither
     // compiles (npm) nor tests.

@@ -25,6 +25,8 @@ import {
   words,
   type Recording,
 } from './fixtures.js';
+import { ensureCorpus } from '../bench/stt/corpus.js';
+import { aggregate, scoreUtterance } from '../bench/stt/scorer.js';
 import { startStt, transcribe, type SttTestServer } from './helpers.js';
 
 // The CTranslate2 → whisper.cpp converter (services/kit/src/models/ct2-whisper.ts): byte layout on
@@ -356,6 +358,15 @@ for (const model of REAL_MODELS) {
         rmSync(work, { recursive: true, force: true });
       });
 
+      it('runs on the whisper.cpp addon built for this CPU (npm run setup), not the prebuilt one', async () => {
+        const health = (await (await fetch(`${srv.url}/health`)).json()) as {
+          backends: Record<string, { engine: string }>;
+        };
+        const engine = health.backends['whisper']?.engine ?? '';
+        // "CPU, prebuilt without SIMD" here means services/stt/scripts/build-whisper-node.sh did not run.
+        expect(engine).toMatch(/CPU \w+ build, 2 threads\)$/);
+      });
+
       it('is read as a complete model by the service file check', async () => {
         const info = await inspectWhisperModel(ggml);
         expect([info.size, info.languages, info.tensors]).toEqual([
@@ -418,9 +429,30 @@ for (const model of REAL_MODELS) {
         );
         expect(res.body.duration_seconds).toBeCloseTo(60, 0);
         expect(words(res.body.text ?? '')).toContain('amiable');
+        // A minute of speech in under a minute on 2 cores (services/stt/README.md, "Speed").
+        expect(seconds).toBeLessThan(60);
       }, 600_000);
 
       if (model.languages.includes('vi')) {
+        it('transcribes real Vietnamese recordings (the WER benchmark set) in Vietnamese', async () => {
+          const corpus = await ensureCorpus(['vi']);
+          const scores = [];
+          for (const u of corpus) {
+            const res = await transcribe(srv.url, u.audio, { language: 'vi', backend: 'whisper' });
+            expect(res.status).toBe(200);
+            expect(res.body['engine_language']).toBe('vi');
+            scores.push(scoreUtterance(u.reference, res.body.text ?? ''));
+          }
+          const total = aggregate(scores);
+          console.log(
+            `${model.size} vi: WER ${(total.wer * 100).toFixed(1)}% (${String(total.wordErrors)}/${String(total.referenceWords)}), ` +
+              `CER ${(total.cer * 100).toFixed(1)}%, CER without diacritics ${(total.cerNoDiacritics * 100).toFixed(1)}%`,
+          );
+          // Bounds above the measured figures (services/stt/README.md, "Accuracy").
+          expect(total.wer).toBeLessThan(0.3);
+          expect(total.cer).toBeLessThan(0.15);
+        }, 300_000);
+
         it('transcribes Vietnamese (espeak-ng speech) as Vietnamese', async () => {
           const sentence = 'Bệnh nhân bị sốt ba ngày, đau đầu và ho.';
           const wav = espeak(sentence, work, 'vi.wav', 'vi');

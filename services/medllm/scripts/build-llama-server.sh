@@ -25,7 +25,7 @@
 # CPU kernels: node-llama-cpp's prebuilt binary (GGML_CPU_ALL_VARIANTS, GGML_BACKEND_DL, no
 # OpenMP) loads, at run time, the best of ggml's x86 CPU variants that this CPU supports. Building
 # all 13 would take an hour here, so only that best variant is compiled, with the same feature flags
-# (GGML_NATIVE=OFF; the list below is ggml/src/CMakeLists.txt's, best last). Not GGML_NATIVE=ON:
+# (GGML_NATIVE=OFF; tools/ggml/cpu-variant.sh lists them). Not GGML_NATIVE=ON:
 # -march=native with gcc 12 on this Xeon crashed in ggml's AMX kernel (SIGSEGV at ldtilecfg) while
 # the prebuilt sapphirerapids variant runs the same kernel fine. OpenMP off: the prebuilt uses
 # ggml's own thread pool, not libgomp. Set GGML_CPU_VARIANT=native to build with -march=native.
@@ -44,36 +44,10 @@ pkg="$root/node_modules/node-llama-cpp"
 bundle="$pkg/llama/gitRelease.bundle"
 [[ -f "$bundle" ]] || { echo "no llama.cpp source bundle at $bundle (npm install first)" >&2; exit 1; }
 
-# ggml variant name, then its features (ggml's names, and /proc/cpuinfo's flag for each).
-variants=(
-  "haswell SSE42 AVX F16C FMA AVX2 BMI2"
-  "skylakex SSE42 AVX F16C FMA AVX2 BMI2 AVX512"
-  "icelake SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI"
-  "zen4 SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16"
-  "sapphirerapids SSE42 AVX F16C FMA AVX2 BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16 AMX_TILE AMX_INT8"
-)
-declare -A cpuflag=(
-  [SSE42]=sse4_2 [AVX]=avx [F16C]=f16c [FMA]=fma [AVX2]=avx2 [BMI2]=bmi2 [AVX512]=avx512f
-  [AVX512_VBMI]=avx512vbmi [AVX512_VNNI]=avx512_vnni [AVX512_BF16]=avx512_bf16
-  [AMX_TILE]=amx_tile [AMX_INT8]=amx_int8
-)
-have=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-variant="${GGML_CPU_VARIANT:-}"
-cpu_opts=(-DGGML_NATIVE=ON)
-for v in "${variants[@]}"; do
-  read -r name features <<<"$v"
-  ok=1
-  for f in $features; do [[ "$have" == *" ${cpuflag[$f]} "* ]] || ok=0; done
-  if [[ -z "${GGML_CPU_VARIANT:-}" && $ok == 1 ]] || [[ "${GGML_CPU_VARIANT:-}" == "$name" ]]; then
-    variant="$name"
-    # Every feature named (ON or OFF), so a switch of variant does not inherit cached flags.
-    cpu_opts=(-DGGML_NATIVE=OFF)
-    for f in "${!cpuflag[@]}"; do
-      if [[ " $features " == *" $f "* ]]; then cpu_opts+=("-DGGML_$f=ON"); else cpu_opts+=("-DGGML_$f=OFF"); fi
-    done
-  fi
-done
-variant="${variant:-native}"
+# ggml's CPU variant (GGML_CPU_VARIANT, else the best this CPU runs) and its cmake flags.
+# shellcheck source=../../../tools/ggml/cpu-variant.sh
+source "$root/tools/ggml/cpu-variant.sh"
+ggml_cpu_variant
 
 gpu="${LLAMA_SERVER_GPU:-cpu}"
 case "$gpu" in

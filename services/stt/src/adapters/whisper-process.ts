@@ -1,9 +1,10 @@
 /** One whisper.cpp child process: loads the model once, then transcribes one clip at a time. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { lastLine } from '@clinicalsuite/kit';
+import { z } from 'zod';
 import type { Language } from '../domain/types.js';
 import { EngineError } from './backend.js';
 import { CHILD_SOURCE, type ChildMessage } from './whisper-child.js';
@@ -18,12 +19,64 @@ export type WhisperResult = Extract<ChildMessage, { type: 'result' }>;
 
 export type Variant = 'cpu' | 'cuda';
 
-/** The platform package's index.node for a variant, or undefined when it is not installed. */
-export function whisperBindingPath(variant: Variant): string | undefined {
+/** The whisper.cpp addon a child loads, and how it was built (for /info's engine). */
+export interface WhisperBinding {
+  readonly path: string;
+  /** `CPU zen4 build`, `CPU, prebuilt without SIMD`, `CUDA`. */
+  readonly build: string;
+  /** Why the local build was passed over, when one exists ('' otherwise). */
+  readonly note: string;
+  /** Built on this machine by services/stt/scripts/build-whisper-node.sh. */
+  readonly local: boolean;
+}
+
+/** What services/stt/scripts/build-whisper-node.sh writes beside the addon it builds. */
+const localBuildSchema = z.object({ variant: z.string(), cpuFlags: z.array(z.string()) });
+
+/** This CPU's feature flags (/proc/cpuinfo), empty where it cannot be read. */
+export function cpuFlags(): ReadonlySet<string> {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('flags'));
+    return new Set((line?.split(':')[1] ?? '').trim().split(/\s+/));
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * The addon for a variant, or undefined when none is installed. On the CPU, the addon built for
+ * this machine (build/Release/index.node in @fugood/whisper.node, made by
+ * services/stt/scripts/build-whisper-node.sh: SIMD kernels, ~15x faster) when this CPU has every
+ * flag it was built for, else the platform package's prebuilt binary (compiled without AVX).
+ */
+export function whisperBinding(
+  variant: Variant,
+  { flags = cpuFlags(), local = true }: { flags?: ReadonlySet<string>; local?: boolean } = {},
+): WhisperBinding | undefined {
+  const require = createRequire(import.meta.url);
+  let note = '';
+  if (variant === 'cpu' && local) {
+    try {
+      const dir = join(dirname(require.resolve('@fugood/whisper.node/package.json')), 'build', 'Release');
+      const built = localBuildSchema.parse(JSON.parse(readFileSync(join(dir, 'build.json'), 'utf8')));
+      const missing = built.cpuFlags.filter((f) => !flags.has(f));
+      if (missing.length === 0 && existsSync(join(dir, 'index.node'))) {
+        return { path: join(dir, 'index.node'), build: `CPU ${built.variant} build`, note, local: true };
+      }
+      if (missing.length > 0) {
+        note = `; the local ${built.variant} build needs CPU features this machine lacks (${missing.join(', ')}): running the slower prebuilt binary`;
+      }
+    } catch {
+      // No local build (or an unreadable build.json): the prebuilt binary.
+    }
+  }
   const name = `@fugood/node-whisper-${process.platform}-${process.arch}${variant === 'cuda' ? '-cuda' : ''}`;
   try {
-    const path = join(dirname(createRequire(import.meta.url).resolve(`${name}/package.json`)), 'index.node');
-    return existsSync(path) ? path : undefined;
+    const path = join(dirname(require.resolve(`${name}/package.json`)), 'index.node');
+    if (!existsSync(path)) return undefined;
+    return { path, build: variant === 'cuda' ? 'CUDA' : 'CPU, prebuilt without SIMD', note, local: false };
   } catch {
     return undefined;
   }

@@ -13,7 +13,13 @@ import { pcmSeconds } from '../domain/transcript.js';
 import { whisperSegments } from '../domain/whisper-model.js';
 import type { SttBackend } from './backend.js';
 import { WhisperModelError, inspectWhisperModel, type WhisperModelInfo } from './whisper-model.js';
-import { WhisperProcess, whisperBindingPath, type LoadFailure, type Variant } from './whisper-process.js';
+import {
+  WhisperProcess,
+  whisperBinding,
+  type LoadFailure,
+  type Variant,
+  type WhisperBinding,
+} from './whisper-process.js';
 
 /**
  * Whisper speech recognition with whisper.cpp, through the npm package @fugood/whisper.node
@@ -62,7 +68,7 @@ export class WhisperBackend implements SttBackend {
   private reason: string | null;
   private info: WhisperModelInfo | undefined;
   private variant: Variant = 'cpu';
-  private binding: string | undefined;
+  private binding: WhisperBinding | undefined;
   private gpuNote = '';
   private readonly idle: WhisperProcess[] = [];
   private readonly all = new Set<WhisperProcess>();
@@ -93,7 +99,7 @@ export class WhisperBackend implements SttBackend {
       state: this.state,
       languages: info?.languages ?? UNKNOWN_LANGUAGES,
       reason: this.state === 'ready' ? null : this.reason,
-      engine: `whisper.cpp (@fugood/whisper.node ${PACKAGE_VERSION}, ${this.variant === 'cuda' ? 'CUDA' : 'CPU'}, ${String(o.threads)} threads)${this.gpuNote}`,
+      engine: `whisper.cpp (@fugood/whisper.node ${PACKAGE_VERSION}, ${this.binding?.build ?? this.variant.toUpperCase()}, ${String(o.threads)} threads)${this.binding?.note ?? ''}${this.gpuNote}`,
       model:
         info === undefined
           ? basename(o.modelPath)
@@ -136,9 +142,9 @@ export class WhisperBackend implements SttBackend {
       );
     }
     this.variant = 'cpu';
-    this.binding = whisperBindingPath('cpu');
+    this.binding = whisperBinding('cpu');
     if (o.gpu) {
-      const cuda = whisperBindingPath('cuda');
+      const cuda = whisperBinding('cuda');
       if (cuda === undefined)
         this.gpuNote = '; STT_WHISPER_GPU is set but @fugood/node-whisper-linux-x64-cuda is not installed';
       else [this.variant, this.binding] = ['cuda', cuda];
@@ -162,8 +168,21 @@ export class WhisperBackend implements SttBackend {
       this.gpuNote =
         '; STT_WHISPER_GPU is set but the CUDA build did not load (CUDA 12 libraries missing?): running on the CPU';
       this.variant = 'cpu';
-      this.binding = whisperBindingPath('cpu');
+      this.binding = whisperBinding('cpu');
       if (this.binding !== undefined) {
+        first = this.spawn();
+        failure = await this.loadOf(first);
+      }
+    }
+    if (failure !== null && failure.stage === 'binding' && this.binding?.local === true && !this.isClosed()) {
+      // The addon built on this machine does not load (a library gone since): the prebuilt one.
+      o.logger.warn(
+        { backend: 'whisper', detail: failure.message },
+        'the locally built whisper.cpp addon did not load; using the prebuilt binary',
+      );
+      this.binding = whisperBinding('cpu', { local: false });
+      if (this.binding !== undefined) {
+        this.binding = { ...this.binding, note: `; the local build did not load (${failure.message})` };
         first = this.spawn();
         failure = await this.loadOf(first);
       }
@@ -312,7 +331,7 @@ export class WhisperBackend implements SttBackend {
   }
 
   private spawn(): WhisperProcess {
-    const p = new WhisperProcess(this.binding ?? '', this.options.modelPath, this.variant === 'cuda');
+    const p = new WhisperProcess(this.binding?.path ?? '', this.options.modelPath, this.variant === 'cuda');
     this.all.add(p);
     p.child.once('close', () => {
       this.all.delete(p);
