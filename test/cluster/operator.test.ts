@@ -266,9 +266,9 @@ const BASIC = E2E
   ? {
       name: 'e2e-cpu',
       yaml: () => e2eSuite('cpu'),
-      deployments: ['e2e-cpu-ocr', 'e2e-cpu-reasoning', 'e2e-cpu-stt'],
+      deployments: ['e2e-cpu-ocr', 'e2e-cpu-reasoning'],
       rolled: { key: 'ocr', deployment: 'e2e-cpu-ocr' },
-      disabled: { key: 'stt', deployment: 'e2e-cpu-stt' },
+      disabled: { key: 'reasoning', deployment: 'e2e-cpu-reasoning' },
     }
   : {
       name: 'minimal-cpu',

@@ -73,7 +73,10 @@ describe('Reconciler: an object the API server refuses', () => {
       },
       2,
     );
-    kube.refuse = (obj) => (obj.kind === 'PersistentVolumeClaim' ? immutable(obj) : undefined);
+    kube.refuse = (obj) =>
+      obj.kind === 'PersistentVolumeClaim' && obj.metadata.name === 's-llm-models'
+        ? immutable(obj)
+        : undefined;
     kube.clearWrites();
     const result = await reconciler(kube).reconcile(NS, 's');
 
@@ -84,7 +87,7 @@ describe('Reconciler: an object the API server refuses', () => {
     expect(deploymentOf(kube, 's-stt')!.spec.template.spec.containers[0]!.image).toMatch(/:0\.2\.0$/);
     expect(deploymentOf(kube, 's-llm')!.spec.template.spec.containers[0]!.image).not.toMatch(/0\.2\.0/);
     expect(kube.writes.filter((w) => w.startsWith('delete'))).toEqual([]);
-    expect(kube.names('PersistentVolumeClaim')).toEqual(['s-llm-models']);
+    expect(kube.names('PersistentVolumeClaim')).toEqual(['s-llm-models', 's-stt-models']);
 
     const status = kube.get('clinicalsuite.ai/v1alpha1', 'ClinicalSuite', NS, 's')!.status as SuiteStatus;
     const degraded = condition(status.services?.llm?.conditions, 'Degraded');

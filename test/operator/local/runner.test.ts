@@ -1,7 +1,8 @@
 // The local runner as a user runs it: the built `operator/dist/local/main.js` as a process,
 // real fixture services (test/fixtures/services/fixture-service.mjs) on loopback ports.
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   allReady,
@@ -15,6 +16,12 @@ import {
 import { parseTokensFile } from '../../../operator/src/local/tokens.js';
 
 const harnesses: Harness[] = [];
+
+// stt's catalogue row names a Whisper model: these runs give it a local file:// source instead, so
+// the runner copies a few bytes rather than fetching the real one (the fixture service never reads it).
+const sttWeights = join(mkdtempSync(join(tmpdir(), 'cs-runner-model-')), 'ggml-test.bin');
+writeFileSync(sttWeights, 'not a model');
+const sttModel = { source: `file://${sttWeights}` };
 async function run(options: Parameters<typeof startRunner>[0]): Promise<Harness> {
   const h = await startRunner(options);
   harnesses.push(h);
@@ -31,10 +38,9 @@ describe('local runner (real processes)', () => {
     const h = await run({
       dirs: ['stt', 'ocr', 'patient-sim'],
       // Dependency order is the reverse of catalogue order and patientSim is slow to listen: a
-      // runner that did not wait for dependencies would start stt and ocr first. (Components whose
-      // catalogue row names no model, so nothing is fetched.)
+      // runner that did not wait for dependencies would start stt and ocr first.
       services: ({ eventsFile }) => ({
-        stt: { enabled: true, dependsOn: ['ocr'], env: [eventsEnv(eventsFile)] },
+        stt: { enabled: true, model: sttModel, dependsOn: ['ocr'], env: [eventsEnv(eventsFile)] },
         ocr: { enabled: true, dependsOn: ['patientSim'], env: [eventsEnv(eventsFile)] },
         patientSim: {
           enabled: true,
@@ -75,6 +81,7 @@ describe('local runner (real processes)', () => {
       DATA_DIR: join(h.home, 'data', 'stt'),
       MAX_CONCURRENCY: '2',
       OCR_URL: `http://127.0.0.1:${h.basePort + 11}`,
+      MODEL_PATH: join(h.home, 'models', 'stt', 'ggml-test.bin'),
       FIXTURE_EVENTS_FILE: h.eventsFile,
     });
     expect(env).not.toHaveProperty('LEAK_CANARY');
@@ -89,6 +96,7 @@ describe('local runner (real processes)', () => {
         'CLINICALSUITE_HOME',
         'EXIT_WITH_PARENT',
         'MODELS_DIR',
+        'MODEL_PATH',
         'DATA_DIR',
         'MAX_CONCURRENCY',
         'OCR_URL',
@@ -185,7 +193,11 @@ describe('local runner (real processes)', () => {
         medllm: { enabled: true, dependsOn: ['face'] },
         agent: { enabled: true, dependsOn: ['llm'] },
         // stt never listens: ocr starts anyway after the bounded wait.
-        stt: { enabled: true, env: [{ name: 'FIXTURE_LISTEN_DELAY_MS', value: '600000' }] },
+        stt: {
+          enabled: true,
+          model: sttModel,
+          env: [{ name: 'FIXTURE_LISTEN_DELAY_MS', value: '600000' }],
+        },
         ocr: { enabled: true, dependsOn: ['stt'] },
       },
       env: { CLINICALSUITE_DEPENDENCY_WAIT_MS: '1500' },

@@ -66,9 +66,9 @@ describe('model volume', () => {
   });
 
   it('is absent for a component without a model', () => {
-    const suite = suiteWith({ stt: { enabled: true } });
-    expect(buildModelPvc(suite, 'stt')).toBeNull();
-    expect(buildDeployment(suite, 'stt', config).spec.template.spec.volumes.map((v) => v.name)).toEqual([
+    const suite = suiteWith({ ocr: { enabled: true } });
+    expect(buildModelPvc(suite, 'ocr')).toBeNull();
+    expect(buildDeployment(suite, 'ocr', config).spec.template.spec.volumes.map((v) => v.name)).toEqual([
       'data',
       'tmp',
     ]);

@@ -37,6 +37,7 @@ describe('podReferences', () => {
       'PersistentVolumeClaim/full-face-data',
       'PersistentVolumeClaim/full-llm-models',
       'PersistentVolumeClaim/full-medllm-models',
+      'PersistentVolumeClaim/full-stt-models',
       'PersistentVolumeClaim/full-tts-models',
       // The llm's, agent's and task agent's tokens have explicit refs there; the other services'
       // come from the generated full-auth.

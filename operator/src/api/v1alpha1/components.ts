@@ -198,12 +198,12 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
   stt: {
     title: 'Speech to text',
     description:
-      'Transcribes WAV/MP3/OGG: pocketsphinx (English) kept warm; whisper.cpp on a mounted ggml Whisper model (vi, en).',
+      'Transcribes WAV/MP3/OGG: whisper.cpp on Whisper base (vi, en) and pocketsphinx (English) kept warm.',
     dir: 'stt',
     port: 8011,
     concurrency: 2,
     gpu: false,
-    model: null,
+    model: 'stt-whisper-base',
     dependsOn: [],
     tokenEnv: ['STT_API_TOKEN'],
   },
