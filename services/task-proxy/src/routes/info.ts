@@ -30,11 +30,11 @@ export function rootRoute(rt: ProxyRuntime): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/',
-    summary: 'Service information (a browser is shown its session page or sent to sign in)',
+    summary: 'Service information (a browser is shown the console, or sent to sign in)',
     tags: ['info'],
     response: RootSchema,
-    handler: ({ req, res }) => {
-      if (sendHome(rt, req, res)) return undefined;
+    handler: async ({ req, res, signal }) => {
+      if (await sendHome(rt, req, res, signal)) return undefined;
       const session = sessionOf(rt, req);
       return {
         service: 'task-proxy' as const,
