@@ -18,6 +18,7 @@ const EN = {
   offline:
     'The task agent is offline: tasks, runs and logs are shown from its store. New tasks are queued and run when it is back; chat needs the agent.',
   tasks: 'Tasks',
+  taskList: 'Task list',
   newTask: 'New task',
   title: 'Title',
   description: 'Description',
@@ -106,6 +107,7 @@ const VI: Readonly<Record<MessageKey, string>> = {
   offline:
     'Tác tử công việc đang ngoại tuyến: công việc, lượt chạy và nhật ký được hiển thị từ kho dữ liệu. Công việc mới được xếp hàng và chạy khi tác tử hoạt động lại; trò chuyện cần tác tử.',
   tasks: 'Công việc',
+  taskList: 'Danh sách công việc',
   newTask: 'Công việc mới',
   title: 'Tiêu đề',
   description: 'Mô tả',

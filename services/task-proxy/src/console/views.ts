@@ -130,6 +130,7 @@ function layout(ctx: PageContext, title: string, body: Html, options: { narrow?:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <title>${title} · ${t('appName')}</title>
 <style>${new Html(STYLE)}</style>
 ${script}</head>
@@ -275,7 +276,7 @@ ${rows}</tbody>
     markup`<h1>${t('tasks')}</h1>
 <div class="grid">
 <section class="card" aria-labelledby="list-heading">
-<h2 id="list-heading">${t('tasks')}</h2>
+<h2 id="list-heading">${t('taskList')}</h2>
 <form method="get" action="/" class="filters">
 <div><label for="status-filter">${t('filter')}</label>
 <select id="status-filter" name="status">${options}</select></div>
@@ -423,8 +424,10 @@ ${runsTable}
 <h2 id="logs-heading">${t('logs')}</h2>
 <p class="muted" id="following" hidden>${t('following')}</p>
 <p id="no-logs"${logs.length === 0 ? '' : new Html(' hidden')}>${t('noLogs')}</p>
-<ol class="logs" id="logs" role="log" aria-labelledby="logs-heading" data-levels="${levels}">
+<div role="log" aria-labelledby="logs-heading">
+<ol class="logs" id="logs" data-levels="${levels}">
 ${logs.map((log) => logItem(t, lang, log))}</ol>
+</div>
 </section>`,
   );
 }

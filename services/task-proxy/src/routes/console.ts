@@ -31,6 +31,11 @@ import { outcomeOf } from './outcome.js';
 
 export const LANG_COOKIE = 'lang';
 
+/** A checked task on the console's blue. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#12355f"/>' +
+  '<path d="M9 16.5l4.5 4.5L23 11" fill="none" stroke="#fff" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+
 export function fieldLimits(rt: ProxyRuntime): FieldLimits {
   return {
     maxMessageChars: rt.config.TASK_PROXY_MAX_MESSAGE_CHARS,
@@ -189,6 +194,23 @@ export function consoleRoutes(rt: ProxyRuntime): AnyRoute[] {
         return undefined;
       },
     }),
+    ...['/favicon.svg', '/favicon.ico'].map((iconPath) =>
+      defineRoute({
+        method: 'get',
+        path: iconPath,
+        summary: 'The console’s icon',
+        tags: ['console'],
+        responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
+        handler: ({ res }) => {
+          res.status(200);
+          res.setHeader('content-type', 'image/svg+xml');
+          res.setHeader('x-content-type-options', 'nosniff');
+          res.setHeader('cache-control', 'max-age=86400');
+          res.send(FAVICON);
+          return undefined;
+        },
+      }),
+    ),
     defineRoute({
       method: 'get',
       path: '/console.js',

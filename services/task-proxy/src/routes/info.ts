@@ -17,6 +17,8 @@ export const API_INFO = {
 } as const;
 
 export const ENDPOINTS: Readonly<Record<string, string>> = {
+  'GET /': 'This information; a signed-in browser gets the task console',
+  'GET /task.php?id=': 'A task’s page in the console (runs, logs)',
   'GET /login.php': 'The sign-in page',
   'POST /login.php': 'Sign in (username, password): session cookie PHPSESSID',
   'POST /logout.php': 'Sign out',
