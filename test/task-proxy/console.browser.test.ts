@@ -253,6 +253,23 @@ describeReal(missing, 'the task console in a real browser', () => {
     expect(await page.$$eval('#tasks tbody tr', (rows: El[]) => rows.length)).toBe(2);
     await accessible('chat');
     await screenshot('console-tasks');
+    // Without script the form posts to the API, which answers with a page holding the answer.
+    await page.setJavaScriptEnabled(false);
+    try {
+      await page.goto(url('/'));
+      await page.type('#chat-message', 'And in children?');
+      expect(await submit(page, '#chat-form button[type=submit]')).toBe(200);
+      expect(path()).toBe('/api/agent_proxy.php');
+      expect(await page.$$eval('.chatlog li', (items: El[]) => items.map((i: El) => i.className))).toEqual([
+        '',
+        'agent',
+      ]);
+      expect(
+        await page.$eval('#chat-form input[name=session_id]', (i: El) => i.getAttribute('value')),
+      ).not.toBe('');
+    } finally {
+      await page.setJavaScriptEnabled(true);
+    }
   });
 
   it('switches to Vietnamese and back', async () => {
