@@ -181,6 +181,24 @@ describe('the console over HTTP (agent offline, its SQLite store)', () => {
     expect(await bad.text()).toContain('title: is required and must not be empty');
   });
 
+  it('cancels from a form, and shows a refused cancel on a page that leads back to the task', async () => {
+    const cancel = (): Promise<Response> =>
+      fetch(`${proxy.url}/api/agent_proxy.php`, {
+        method: 'POST',
+        headers: { ...browser, cookie: client.jar.header() ?? '', origin: proxy.url },
+        body: new URLSearchParams({ action: 'cancel_task', task_id: String(hostileId) }),
+        redirect: 'manual',
+      });
+    const first = await cancel();
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe(`/task.php?id=${hostileId}&cancelled=1`);
+    const again = await cancel();
+    expect(again.status).toBe(409);
+    const page = await again.text();
+    expect(page).toMatch(/<p class="error" role="alert">[^<]*cancelled/);
+    expect(page).toContain(`<a href="/task.php?id=${hostileId}">Task ${hostileId}</a>`);
+  });
+
   it('serves its script as a file, and API clients still get JSON', async () => {
     const js = await fetch(`${proxy.url}/console.js`);
     expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);

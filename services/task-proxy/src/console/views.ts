@@ -432,8 +432,11 @@ ${logs.map((log) => logItem(t, lang, log))}</ol>
   );
 }
 
-/** An action or page that failed, for a browser: the message and the way back. */
-export function errorView(ctx: PageContext, status: number, message: string, back: string): Html {
+/**
+ * An action or page that failed, for a browser: the message and the way back (the task's page
+ * when `taskId` is given, else the list).
+ */
+export function errorView(ctx: PageContext, status: number, message: string, taskId?: number): Html {
   const { t } = ctx;
   const title = status === 404 ? t('notFound') : t('errorTitle');
   return layout(
@@ -441,6 +444,6 @@ export function errorView(ctx: PageContext, status: number, message: string, bac
     title,
     markup`<h1>${title}</h1>
 <p class="error" role="alert">${message}</p>
-<p><a href="${back}">${back === '/' ? t('back') : t('task')}</a></p>`,
+<p>${taskId === undefined ? markup`<a href="/">${t('back')}</a>` : markup`<a href="/task.php?id=${taskId}">${t('task')} ${taskId}</a>`}</p>`,
   );
 }

@@ -107,9 +107,9 @@ function notice(req: Request, lang: Lang, id: number): string | undefined {
   return undefined;
 }
 
-function sendError(res: Response, ctx: PageContext, error: unknown, back: string): void {
+function sendError(res: Response, ctx: PageContext, error: unknown, taskId?: number): void {
   const http = toHttpError(error);
-  sendHtml(res, http.status, errorView(ctx, http.status, http.message, back));
+  sendHtml(res, http.status, errorView(ctx, http.status, http.message, taskId));
 }
 
 /** `/` for a browser: the console, or the way to the sign-in page. */
@@ -158,7 +158,7 @@ export async function sendConsole(
     );
   } catch (error) {
     if (signal.aborted) throw error;
-    sendError(res, ctx, error, '/');
+    sendError(res, ctx, error);
   }
 }
 
@@ -189,7 +189,7 @@ export function consoleRoutes(rt: ProxyRuntime): AnyRoute[] {
           sendHtml(res, 200, taskView(ctx, { ...detail, notice: notice(req, ctx.lang, detail.task.id) }));
         } catch (error) {
           if (signal.aborted) throw error;
-          sendError(res, ctx, error, '/');
+          sendError(res, ctx, error);
         }
         return undefined;
       },
@@ -283,6 +283,10 @@ export async function browserError(
 ): Promise<void> {
   const fields = (req.body ?? {}) as Record<string, unknown>;
   const id = Number(fields['task_id']);
-  const back = Number.isInteger(id) && id > 0 ? `/task.php?id=${id}` : '/';
-  sendError(res, pageContext(req, res, await isOffline(rt), user), error, back);
+  sendError(
+    res,
+    pageContext(req, res, await isOffline(rt), user),
+    error,
+    Number.isSafeInteger(id) && id > 0 ? id : undefined,
+  );
 }
