@@ -9,6 +9,7 @@ import { UserDirectory, userDirectoryOptions, usersResource } from './adapters/u
 import type { TaskProxyConfig } from './config.js';
 import { SessionStore } from './domain/sessions.js';
 import { createTaskProxyMetrics, registerTaskProxyGauges } from './metrics.js';
+import { consoleRoutes } from './routes/console.js';
 import { API_INFO, healthRouteFor, rootRoute } from './routes/info.js';
 import { loginRoutes, signInLimits } from './routes/login.js';
 import { proxyRoute } from './routes/proxy.js';
@@ -90,6 +91,12 @@ export function buildTaskProxyApp({ config, ...deps }: TaskProxyDeps): TaskProxy
     now,
     startedAt: now(),
   };
-  const app = kit.mount([rootRoute(rt), healthRouteFor(rt), ...loginRoutes(rt), proxyRoute(rt)]);
+  const app = kit.mount([
+    rootRoute(rt),
+    healthRouteFor(rt),
+    ...loginRoutes(rt),
+    proxyRoute(rt),
+    ...consoleRoutes(rt),
+  ]);
   return { kit: app, sessions, users, monitor, agent, store };
 }

@@ -17,6 +17,8 @@ export const API_INFO = {
 } as const;
 
 export const ENDPOINTS: Readonly<Record<string, string>> = {
+  'GET /': 'This information; a signed-in browser gets the task console',
+  'GET /task.php?id=': 'A task’s page in the console (runs, logs)',
   'GET /login.php': 'The sign-in page',
   'POST /login.php': 'Sign in (username, password): session cookie PHPSESSID',
   'POST /logout.php': 'Sign out',
@@ -30,11 +32,11 @@ export function rootRoute(rt: ProxyRuntime): AnyRoute {
   return defineRoute({
     method: 'get',
     path: '/',
-    summary: 'Service information (a browser is shown its session page or sent to sign in)',
+    summary: 'Service information (a browser is shown the console, or sent to sign in)',
     tags: ['info'],
     response: RootSchema,
-    handler: ({ req, res }) => {
-      if (sendHome(rt, req, res)) return undefined;
+    handler: async ({ req, res, signal }) => {
+      if (await sendHome(rt, req, res, signal)) return undefined;
       const session = sessionOf(rt, req);
       return {
         service: 'task-proxy' as const,

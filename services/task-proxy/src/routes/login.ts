@@ -24,7 +24,9 @@ import {
   prefersHtml,
   setSessionCookie,
 } from './http.js';
-import { homePage, loginPage, sendHtml } from './pages.js';
+import { loginView } from '../console/views.js';
+import { pageContext, sendConsole } from './console.js';
+import { sendHtml } from './pages.js';
 import { sessionOf, type ProxyRuntime } from './runtime.js';
 
 /**
@@ -77,7 +79,11 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
       handler: ({ req, res, log }) => {
         noteClientAddress(rt, req, log);
         const session = sessionOf(rt, req);
-        sendHtml(res, 200, loginPage(session === undefined ? {} : { signedInAs: session.user }));
+        sendHtml(
+          res,
+          200,
+          loginView(pageContext(req, res, false), session === undefined ? {} : { signedInAs: session.user }),
+        );
         return undefined;
       },
     }),
@@ -113,7 +119,11 @@ export function loginRoutes(rt: ProxyRuntime): AnyRoute[] {
           rt.metrics.signIns.inc({ outcome });
           if (!html) throw error;
           for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-          sendHtml(res, error.status, loginPage({ error: error.message, username }));
+          sendHtml(
+            res,
+            error.status,
+            loginView(pageContext(req, res, false), { error: error.message, username }),
+          );
         };
         if (username === '' || password === '') {
           refuse(
@@ -269,11 +279,14 @@ function logoutRoute(rt: ProxyRuntime, method: 'get' | 'post', parser: AnyRoute[
   });
 }
 
-/** `/` for a browser: the signed-in page, or the way to the sign-in page. */
-export function sendHome(rt: ProxyRuntime, req: Request, res: Response): boolean {
+/** `/` for a browser: the console, or the way to the sign-in page. False for an API client. */
+export async function sendHome(
+  rt: ProxyRuntime,
+  req: Request,
+  res: Response,
+  signal: AbortSignal,
+): Promise<boolean> {
   if (!prefersHtml(req)) return false;
-  const session = sessionOf(rt, req);
-  if (session === undefined) res.redirect(303, '/login.php');
-  else sendHtml(res, 200, homePage(session.user));
+  await sendConsole(rt, req, res, signal);
   return true;
 }

@@ -1,9 +1,11 @@
-import { defineRoute, toHttpError, UnauthorizedError, type AnyRoute } from '@clinicalsuite/kit';
+import { defineRoute, UnauthorizedError, type AnyRoute } from '@clinicalsuite/kit';
 import { runAction } from '../domain/proxy.js';
-import { actionLabel, type ActionOutcome } from '../metrics.js';
+import { actionLabel } from '../metrics.js';
+import { outcomeOf } from './outcome.js';
 import { parseAction } from '../schemas/actions.js';
 import { ActionFieldsSchema, ActionResponseSchema } from '../schemas/api.js';
-import { formBody } from './http.js';
+import { browserAnswer, browserError } from './console.js';
+import { formBody, prefersHtml } from './http.js';
 import { sessionOf, type ProxyRuntime } from './runtime.js';
 
 /**
@@ -44,6 +46,9 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
       404: { description: 'No such task' },
       409: { description: 'cancel_task: the task is already done, failed or cancelled' },
       502: { description: 'The task agent failed' },
+      303: {
+        description: 'A browser’s form: to the task’s page (create, cancel), the list (delete) or /login.php',
+      },
       503: { description: 'chat while the agent is offline; offline without a store' },
       504: { description: 'The task agent did not answer in time (it stays online)' },
     },
@@ -52,10 +57,17 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
     handler: async ({ req, res, signal, log, requireReady }) => {
       const fields = (req.body ?? {}) as Record<string, unknown>;
       const action = actionLabel(fields['action']);
+      // A browser's form (the console's) gets redirects and pages; every other client JSON.
+      const browser = prefersHtml(req);
+      const session = sessionOf(rt, req);
       try {
-        const session = sessionOf(rt, req);
-        if (session === undefined)
+        if (session === undefined) {
+          if (browser) {
+            res.redirect(303, '/login.php');
+            return undefined;
+          }
           throw new UnauthorizedError('No valid session: sign in at /login.php first (cookie PHPSESSID)');
+        }
         const request = parseAction(fields, limits);
         requireReady();
         const answer = await runAction(request, rt.proxy, signal);
@@ -64,37 +76,15 @@ export function proxyRoute(rt: ProxyRuntime): AnyRoute {
         if (answer.source === 'store') rt.metrics.offlineAnswers.inc({ action });
         rt.metrics.actions.inc({ action, outcome: 'ok' });
         log.debug({ action, source: answer.source, user: session.user }, 'action answered');
+        if (browser && browserAnswer(req, res, fields, answer, session.user)) return undefined;
         return answer.body;
       } catch (error) {
-        if (!signal.aborted) rt.metrics.actions.inc({ action, outcome: outcomeOf(error) });
-        throw error;
+        if (signal.aborted) throw error;
+        rt.metrics.actions.inc({ action, outcome: outcomeOf(error) });
+        if (!browser) throw error;
+        await browserError(rt, req, res, error, session?.user);
+        return undefined;
       }
     },
   });
-}
-
-function outcomeOf(error: unknown): ActionOutcome {
-  const status = toHttpError(error).status;
-  switch (status) {
-    case 400:
-    case 413:
-    case 415:
-    case 422:
-      return 'bad_request';
-    case 401:
-      return 'unauthorized';
-    case 403:
-      return 'forbidden';
-    case 404:
-      return 'not_found';
-    case 409:
-      return 'conflict';
-    case 503:
-      return 'unavailable';
-    case 502:
-    case 504:
-      return 'upstream_error';
-    default:
-      return 'error';
-  }
 }
