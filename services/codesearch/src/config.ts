@@ -26,9 +26,11 @@ export const codesearchConfigSchema = kitConfigSchema({
   /**
    * Which of the manifest's embedders is the default model (its files, prefixes and minimum
    * similarity): `e5` (multilingual-e5-small, Vietnamese and English) or `minilm`
-   * (all-MiniLM-L6-v2, English only). The variables below override each part.
+   * (all-MiniLM-L6-v2, English only); default `e5`. The variables below override each part. Named
+   * here, its model file is used even where MODEL_PATH names another (the operator sets
+   * MODEL_PATH to the default's).
    */
-  CODESEARCH_EMBEDDER: z.enum(['e5', 'minilm']).default('e5'),
+  CODESEARCH_EMBEDDER: z.enum(['e5', 'minilm']).optional(),
   /**
    * The least cosine similarity of query and title that counts as a semantic match; a title below it
    * is not fused in, so a query that matches nothing (`😀`, `qwerty`) gets no made-up codes. Default
@@ -41,7 +43,7 @@ export const codesearchConfigSchema = kitConfigSchema({
    * embedder's, measured over ICD-10-CM (README).
    */
   CODESEARCH_MIN_SIMILARITY_UNMATCHED: env.number({ min: -1, max: 1 }).optional(),
-  /** The embedding ONNX; default MODEL_PATH, else the embedder's manifest file. */
+  /** The embedding ONNX; default MODEL_PATH (unless CODESEARCH_EMBEDDER is set), else the embedder's manifest file. */
   CODESEARCH_EMBEDDING_MODEL_PATH: z.string().optional(),
   /** Its tokenizer.json (or a .zip holding one); default the embedder's manifest tokenizer. */
   CODESEARCH_EMBEDDING_TOKENIZER_PATH: z.string().optional(),
@@ -156,7 +158,9 @@ export function loadCodesearchConfig(source: Env = process.env): CodesearchConfi
     const entry = MODEL_MANIFEST[id];
     return entry === undefined ? [] : [{ id, type, format, path: manifestPath(id), license: entry.license }];
   };
-  const embedder = EMBEDDERS[config.CODESEARCH_EMBEDDER];
+  const embedder = EMBEDDERS[config.CODESEARCH_EMBEDDER ?? 'e5'];
+  const modelPath =
+    config.CODESEARCH_EMBEDDER === undefined ? config.MODEL_PATH : manifestPath(embedder.model);
   return {
     ...config,
     CODESEARCH_MIN_SIMILARITY: config.CODESEARCH_MIN_SIMILARITY ?? embedder.minSimilarity,
@@ -167,8 +171,7 @@ export function loadCodesearchConfig(source: Env = process.env): CodesearchConfi
     embedderIds: { model: embedder.model, tokenizer: embedder.tokenizer },
     dataDir: config.DATA_DIR ?? 'data',
     modelsDir,
-    embeddingModelPath:
-      config.CODESEARCH_EMBEDDING_MODEL_PATH ?? config.MODEL_PATH ?? manifestPath(embedder.model),
+    embeddingModelPath: config.CODESEARCH_EMBEDDING_MODEL_PATH ?? modelPath ?? manifestPath(embedder.model),
     embeddingTokenizerPath: config.CODESEARCH_EMBEDDING_TOKENIZER_PATH ?? manifestPath(embedder.tokenizer),
     viTermsPath: config.CODESEARCH_VI_TERMS_PATH ?? DATA('vi-terms.csv'),
     abbreviationsPath: config.CODESEARCH_ABBREVIATIONS_PATH ?? DATA('abbreviations.csv'),
