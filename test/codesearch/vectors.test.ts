@@ -44,6 +44,7 @@ async function startWithModel(dataDir: string): Promise<CodesearchTestServer> {
     DATA_DIR: dataDir,
     CODESEARCH_BUILTIN_SETS: 'false',
     CODESEARCH_RELOAD_POLL_MS: '0',
+    CODESEARCH_EMBEDDER: 'minilm',
   });
   await waitForModel(srv, 5);
   return srv;

@@ -49,8 +49,8 @@ const MODELS = [
   'face-detector',
   'codesearch-icd10cm',
   'codesearch-icd10pcs',
-  'codesearch-embedder',
-  'codesearch-embedder-tokenizer',
+  'codesearch-e5',
+  'codesearch-e5-tokenizer',
 ];
 
 /** Where the checks and their files go in the client pods (their only writable place). */

@@ -24,18 +24,32 @@ export const codesearchConfigSchema = kitConfigSchema({
   /** Candidates each ranking passes to the fusion. */
   CODESEARCH_CANDIDATES: env.int({ min: 10, max: 2000 }).default(100),
   /**
-   * The least cosine similarity of query and title that counts as a semantic match; a title below it
-   * is not fused in, so a query that matches nothing (`😀`, `qwerty`) gets no made-up codes. 0.5 is
-   * measured for the default all-MiniLM-L6-v2 over ICD-10-CM (README); another model needs its own.
+   * Which of the manifest's embedders is the default model (its files, prefixes and minimum
+   * similarity): `e5` (multilingual-e5-small, Vietnamese and English) or `minilm`
+   * (all-MiniLM-L6-v2, English only); default `e5`. The variables below override each part. Named
+   * here, its model file is used even where MODEL_PATH names another (the operator sets
+   * MODEL_PATH to the default's).
    */
-  CODESEARCH_MIN_SIMILARITY: env.number({ min: -1, max: 1 }).default(0.5),
-  /** The embedding ONNX; default MODEL_PATH, else the manifest's `codesearch-embedder`. */
+  CODESEARCH_EMBEDDER: z.enum(['e5', 'minilm']).optional(),
+  /**
+   * The least cosine similarity of query and title that counts as a semantic match; a title below it
+   * is not fused in, so a query that matches nothing (`😀`, `qwerty`) gets no made-up codes. Default
+   * the embedder's, measured over ICD-10-CM (README); another model needs its own.
+   */
+  CODESEARCH_MIN_SIMILARITY: env.number({ min: -1, max: 1 }).optional(),
+  /**
+   * The least cosine that counts when no title shares a word with the query (the lexical side
+   * found nothing): what keeps a query that means nothing from getting codes. Default the
+   * embedder's, measured over ICD-10-CM (README).
+   */
+  CODESEARCH_MIN_SIMILARITY_UNMATCHED: env.number({ min: -1, max: 1 }).optional(),
+  /** The embedding ONNX; default MODEL_PATH (unless CODESEARCH_EMBEDDER is set), else the embedder's manifest file. */
   CODESEARCH_EMBEDDING_MODEL_PATH: z.string().optional(),
-  /** Its tokenizer.json (or a .zip holding one); default the manifest's `codesearch-embedder-tokenizer`. */
+  /** Its tokenizer.json (or a .zip holding one); default the embedder's manifest tokenizer. */
   CODESEARCH_EMBEDDING_TOKENIZER_PATH: z.string().optional(),
-  /** `query: ` / `passage: ` for E5 models; empty for MiniLM. */
-  CODESEARCH_EMBEDDING_QUERY_PREFIX: z.string().default(''),
-  CODESEARCH_EMBEDDING_PASSAGE_PREFIX: z.string().default(''),
+  /** Default `query: ` / `passage: ` for E5, empty for MiniLM. */
+  CODESEARCH_EMBEDDING_QUERY_PREFIX: z.string().optional(),
+  CODESEARCH_EMBEDDING_PASSAGE_PREFIX: z.string().optional(),
   CODESEARCH_EMBEDDING_MAX_TOKENS: env.int({ min: 8, max: 512 }).default(128),
   /** `off` runs lexical search only, whatever is mounted. */
   CODESEARCH_EMBEDDINGS: z.enum(['auto', 'off']).default('auto'),
@@ -76,7 +90,39 @@ export const codesearchConfigSchema = kitConfigSchema({
   MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
 
-export type CodesearchConfig = z.output<typeof codesearchConfigSchema> & {
+/** The manifest's embedders: their files and the defaults that go with them (README, "Embedding model"). */
+export const EMBEDDERS = {
+  e5: {
+    model: 'codesearch-e5',
+    tokenizer: 'codesearch-e5-tokenizer',
+    queryPrefix: 'query: ',
+    passagePrefix: 'passage: ',
+    minSimilarity: -1,
+    minSimilarityUnmatched: 0.88,
+  },
+  minilm: {
+    model: 'codesearch-embedder',
+    tokenizer: 'codesearch-embedder-tokenizer',
+    queryPrefix: '',
+    passagePrefix: '',
+    minSimilarity: 0.5,
+    minSimilarityUnmatched: 0.5,
+  },
+} as const;
+
+export type CodesearchConfig = Omit<
+  z.output<typeof codesearchConfigSchema>,
+  | 'CODESEARCH_MIN_SIMILARITY'
+  | 'CODESEARCH_MIN_SIMILARITY_UNMATCHED'
+  | 'CODESEARCH_EMBEDDING_QUERY_PREFIX'
+  | 'CODESEARCH_EMBEDDING_PASSAGE_PREFIX'
+> & {
+  readonly CODESEARCH_MIN_SIMILARITY: number;
+  readonly CODESEARCH_MIN_SIMILARITY_UNMATCHED: number;
+  readonly CODESEARCH_EMBEDDING_QUERY_PREFIX: string;
+  readonly CODESEARCH_EMBEDDING_PASSAGE_PREFIX: string;
+  /** The manifest ids of the default model files (what to fetch when they are missing). */
+  readonly embedderIds: { readonly model: string; readonly tokenizer: string };
   readonly dataDir: string;
   readonly modelsDir: string;
   readonly embeddingModelPath: string;
@@ -112,14 +158,21 @@ export function loadCodesearchConfig(source: Env = process.env): CodesearchConfi
     const entry = MODEL_MANIFEST[id];
     return entry === undefined ? [] : [{ id, type, format, path: manifestPath(id), license: entry.license }];
   };
+  const embedder = EMBEDDERS[config.CODESEARCH_EMBEDDER ?? 'e5'];
+  const modelPath =
+    config.CODESEARCH_EMBEDDER === undefined ? config.MODEL_PATH : manifestPath(embedder.model);
   return {
     ...config,
+    CODESEARCH_MIN_SIMILARITY: config.CODESEARCH_MIN_SIMILARITY ?? embedder.minSimilarity,
+    CODESEARCH_MIN_SIMILARITY_UNMATCHED:
+      config.CODESEARCH_MIN_SIMILARITY_UNMATCHED ?? embedder.minSimilarityUnmatched,
+    CODESEARCH_EMBEDDING_QUERY_PREFIX: config.CODESEARCH_EMBEDDING_QUERY_PREFIX ?? embedder.queryPrefix,
+    CODESEARCH_EMBEDDING_PASSAGE_PREFIX: config.CODESEARCH_EMBEDDING_PASSAGE_PREFIX ?? embedder.passagePrefix,
+    embedderIds: { model: embedder.model, tokenizer: embedder.tokenizer },
     dataDir: config.DATA_DIR ?? 'data',
     modelsDir,
-    embeddingModelPath:
-      config.CODESEARCH_EMBEDDING_MODEL_PATH ?? config.MODEL_PATH ?? manifestPath('codesearch-embedder'),
-    embeddingTokenizerPath:
-      config.CODESEARCH_EMBEDDING_TOKENIZER_PATH ?? manifestPath('codesearch-embedder-tokenizer'),
+    embeddingModelPath: config.CODESEARCH_EMBEDDING_MODEL_PATH ?? modelPath ?? manifestPath(embedder.model),
+    embeddingTokenizerPath: config.CODESEARCH_EMBEDDING_TOKENIZER_PATH ?? manifestPath(embedder.tokenizer),
     viTermsPath: config.CODESEARCH_VI_TERMS_PATH ?? DATA('vi-terms.csv'),
     abbreviationsPath: config.CODESEARCH_ABBREVIATIONS_PATH ?? DATA('abbreviations.csv'),
     threads: config.CODESEARCH_THREADS ?? Math.min(4, availableParallelism()),

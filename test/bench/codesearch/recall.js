@@ -3,7 +3,8 @@
 // test/bench/codesearch/recall.js [--verbose]`).
 //
 // Starts the built service (dist/main.js) on a free loopback port over the real ICD-10-CM set with
-// the configured embedding model (default: the manifest's MiniLM), waits until the ICD-10 title
+// the configured embedding model (default: the manifest's multilingual-e5-small;
+// CODESEARCH_EMBEDDER=minilm for all-MiniLM-L6-v2), waits until the ICD-10 title
 // vectors are built (cached in the data dir; ~90 s on 2 idle cores the first time, see
 // services/codesearch/README.md), checks that every expected code of
 // test/bench/codesearch/queries.json exists (`GET /codes/ICD10/{code}`), then runs every query,
@@ -17,13 +18,14 @@
 //   - hybrid: `hybrid: true`, top 10, the service's answer as served.
 // A query is a hit when a returned code, dots removed, starts with one of its expected prefixes
 // (queries.json says so in `matching`). `--verbose` prints each mode's misses with the top 3 codes.
+// It also prints each mode's latency over the socket (p50 and p95 of the top-10 searches).
 //
 // Env: BENCH_DATA_DIR ($CLINICALSUITE_HOME/codesearch/recall-data: the vectors are cached there,
 // per model), BENCH_THREADS (2: the embedder's threads), BENCH_WAIT_VECTORS_S (2400),
 // BENCH_JSON (a path: also write the figures and misses there as JSON). Another embedder: set the
-// service's own CODESEARCH_EMBEDDING_MODEL_PATH, CODESEARCH_EMBEDDING_TOKENIZER_PATH,
-// CODESEARCH_EMBEDDING_QUERY_PREFIX / _PASSAGE_PREFIX and CODESEARCH_MIN_SIMILARITY, which the
-// service inherits.
+// service's own CODESEARCH_EMBEDDER, CODESEARCH_EMBEDDING_MODEL_PATH,
+// CODESEARCH_EMBEDDING_TOKENIZER_PATH, CODESEARCH_EMBEDDING_QUERY_PREFIX / _PASSAGE_PREFIX,
+// CODESEARCH_MIN_SIMILARITY and CODESEARCH_FUSION, which the service inherits.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -44,8 +46,11 @@ const queries = set.queries;
 
 const modelsDir = defaultModelsDir(process.env);
 const ids = ['codesearch-icd10cm'];
-if (process.env.CODESEARCH_EMBEDDING_MODEL_PATH === undefined) ids.push('codesearch-embedder');
-if (process.env.CODESEARCH_EMBEDDING_TOKENIZER_PATH === undefined) ids.push('codesearch-embedder-tokenizer');
+const minilm = process.env.CODESEARCH_EMBEDDER === 'minilm';
+if (process.env.CODESEARCH_EMBEDDING_MODEL_PATH === undefined)
+  ids.push(minilm ? 'codesearch-embedder' : 'codesearch-e5');
+if (process.env.CODESEARCH_EMBEDDING_TOKENIZER_PATH === undefined)
+  ids.push(minilm ? 'codesearch-embedder-tokenizer' : 'codesearch-e5-tokenizer');
 for (const id of ids) await ensureModel(MODEL_MANIFEST[id], { modelsDir });
 mkdirSync(DATA_DIR, { recursive: true });
 
@@ -120,8 +125,11 @@ for (const code of new Set(queries.flatMap((q) => q.expect))) {
 }
 if (unknown.length > 0) throw new Error(`expected codes not in ICD-10-CM: ${unknown.join(', ')}`);
 
+const took = { lexical: [], hybrid: [] };
 const search = async (query, hybrid, topK) => {
+  const t0 = performance.now();
   const { status, body } = await json('/search', { query, code_types: ['ICD10'], top_k: topK, hybrid });
+  if (topK === K) took[hybrid ? 'hybrid' : 'lexical'].push(performance.now() - t0);
   if (status !== 200) throw new Error(`${query}: HTTP ${status} ${JSON.stringify(body)}`);
   return body;
 };
@@ -163,6 +171,7 @@ const table = groups.map(([name, rs]) => ({
 
 console.log(
   `model: ${model?.id ?? JSON.stringify(model)}, min similarity ${process.env.CODESEARCH_MIN_SIMILARITY ?? 'default'}, ` +
+    `fusion ${process.env.CODESEARCH_FUSION ?? 'default'}, ` +
     `${rows.length} queries, load average ${loadavg()[0].toFixed(2)}` +
     (notHybrid > 0 ? `, ${notHybrid} queries NOT run hybrid` : '') +
     (incomplete > 0 ? `, ${incomplete} semantic lists incomplete` : ''),
@@ -174,6 +183,14 @@ const cell = (rs, m) => {
 console.log(`\n| queries (recall@${K}) | n | lexical | semantic | hybrid |\n| --- | --: | --: | --: | --: |`);
 for (const [name, rs] of groups)
   console.log(`| ${name} | ${rs.length} | ${MODES.map((m) => cell(rs, m)).join(' | ')} |`);
+
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0;
+console.log(
+  `\nlatency over the socket, top 10: ` +
+    ['lexical', 'hybrid']
+      .map((m) => `${m} p50 ${pct(took[m], 0.5).toFixed(1)} ms, p95 ${pct(took[m], 0.95).toFixed(1)} ms`)
+      .join('; '),
+);
 
 if (VERBOSE) {
   for (const m of MODES) {
@@ -189,7 +206,7 @@ if (process.env.BENCH_JSON)
   writeFileSync(
     process.env.BENCH_JSON,
     JSON.stringify(
-      { model, table, rows: rows.map(({ id, lang, hits, lists }) => ({ id, lang, hits, lists })) },
+      { model, table, took, rows: rows.map(({ id, lang, hits, lists }) => ({ id, lang, hits, lists })) },
       null,
       1,
     ),

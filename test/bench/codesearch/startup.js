@@ -46,8 +46,9 @@ const modelsDir = defaultModelsDir(process.env);
 for (const id of [
   'codesearch-icd10cm',
   'codesearch-icd10pcs',
-  'codesearch-embedder',
-  'codesearch-embedder-tokenizer',
+  ...(process.env.CODESEARCH_EMBEDDER === 'minilm'
+    ? ['codesearch-embedder', 'codesearch-embedder-tokenizer']
+    : ['codesearch-e5', 'codesearch-e5-tokenizer']),
 ])
   await ensureModel(MODEL_MANIFEST[id], { modelsDir });
 
@@ -90,6 +91,9 @@ async function startOnce() {
     LOG_LEVEL: 'info',
     ...(BATCH === undefined ? {} : { CODESEARCH_EMBED_BATCH: BATCH }),
     ...(EMBED_TYPES === undefined ? {} : { CODESEARCH_EMBED_TYPES: EMBED_TYPES }),
+    ...(process.env.CODESEARCH_EMBEDDER === undefined
+      ? {}
+      : { CODESEARCH_EMBEDDER: process.env.CODESEARCH_EMBEDDER }),
   });
   const service = buildCodesearchApp({
     config,

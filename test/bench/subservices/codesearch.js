@@ -30,12 +30,7 @@ const THREADS = process.env.BENCH_THREADS ?? '2';
 const table = JSON.parse(readFileSync(join(root, 'test/codesearch/query-table.json'), 'utf8'));
 
 const modelsDir = defaultModelsDir(process.env);
-for (const id of [
-  'codesearch-icd10cm',
-  'codesearch-icd10pcs',
-  'codesearch-embedder',
-  'codesearch-embedder-tokenizer',
-])
+for (const id of ['codesearch-icd10cm', 'codesearch-icd10pcs', 'codesearch-e5', 'codesearch-e5-tokenizer'])
   await ensureModel(MODEL_MANIFEST[id], { modelsDir });
 mkdirSync(DATA_DIR, { recursive: true });
 

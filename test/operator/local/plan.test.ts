@@ -82,10 +82,10 @@ describe('planLocal', () => {
     });
     // Its embedding model (MODEL_PATH) at `<dir>/<id>`: the test's manifest does not list it.
     expect(codeSearch?.model).toMatchObject({
-      id: 'codesearch-embedder',
-      path: '/h/models/codesearch/codesearch-embedder',
+      id: 'codesearch-e5',
+      path: '/h/models/codesearch/codesearch-e5',
     });
-    expect(codeSearch?.env['MODEL_PATH']).toBe('/h/models/codesearch/codesearch-embedder');
+    expect(codeSearch?.env['MODEL_PATH']).toBe('/h/models/codesearch/codesearch-e5');
     expect(codeSearch?.entry).toBe('/s/codesearch/dist/main.js');
     expect(agent?.dependsOn).toEqual(['llm', 'codeSearch', 'patientSim']);
     expect(agent?.env).toEqual({

@@ -129,8 +129,8 @@ export async function openEmbeddingModel(
   const paths = [config.embeddingModelPath, config.embeddingTokenizerPath];
   catalog.setEmbedder(
     undefined,
-    `waiting for ${paths.join(' and ')}: run \`npm run models -- fetch codesearch-embedder\` and ` +
-      '`npm run models -- fetch codesearch-embedder-tokenizer`, or mount a model there',
+    `waiting for ${paths.join(' and ')}: run \`npm run models -- fetch ${config.embedderIds.model}\` and ` +
+      `\`npm run models -- fetch ${config.embedderIds.tokenizer}\`, or mount a model there`,
     true,
   );
   if (!(await waitForFiles(paths, config.MODEL_POLL_MS, ctx.signal))) throw new Error('closed');

@@ -77,6 +77,8 @@ export interface LexicalHit {
   readonly score: number;
   /** The string that scored best (index into `strings`), or -1 for a code hit. */
   readonly bestString: number;
+  /** The share of the query's words that string matched (1 for a code hit). */
+  readonly coverage: number;
 }
 
 export class LexicalIndex {
@@ -328,16 +330,18 @@ export class LexicalIndex {
       }
     });
     const nGroups = Math.max(1, groups.length);
-    const bestByDoc = new Map<number, { score: number; s: number }>();
+    const nWords = Math.max(1, query.groups.length);
+    const bestByDoc = new Map<number, { score: number; s: number; words: number }>();
     for (const s of touched) {
-      const coverage = popcount(groupMask[s] ?? 0) / nGroups;
+      const matched = popcount(groupMask[s] ?? 0);
+      const coverage = matched / nGroups;
       const score = (acc[s] ?? 0) * (0.25 + 0.75 * coverage * coverage);
       acc[s] = 0;
       groupMask[s] = 0;
       const d = this.stringDoc[s] ?? 0;
       const best = bestByDoc.get(d);
       if (best === undefined || score > best.score || (score === best.score && s < best.s))
-        bestByDoc.set(d, { score, s });
+        bestByDoc.set(d, { score, s, words: matched / nWords });
     }
     const top = new TopN(n, (a, b) => this.tieBreak(a, b));
     let max = 0;
@@ -349,12 +353,13 @@ export class LexicalIndex {
     const seen = new Set<number>();
     for (const d of query.codeHits) {
       if (allowed[this.docType[d] ?? 0] === 0) continue;
-      hits.push({ doc: d, score: max + 10, bestString: -1 });
+      hits.push({ doc: d, score: max + 10, bestString: -1, coverage: 1 });
       seen.add(d);
     }
     for (const { id, score } of top.result()) {
       if (seen.has(id) || hits.length >= n) continue;
-      hits.push({ doc: id, score, bestString: bestByDoc.get(id)?.s ?? -1 });
+      const best = bestByDoc.get(id);
+      hits.push({ doc: id, score, bestString: best?.s ?? -1, coverage: best?.words ?? 0 });
     }
     return hits.slice(0, n);
   }

@@ -20,7 +20,8 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
       '(THA, ĐTĐ, NMCT, HTN, COPD…) expanded. Hybrid: the lexical ranking fused with the cosine ranking ' +
       'of the query and title embeddings by reciprocal-rank fusion (k = 60). `mode` says which ran and ' +
       '`mode_reason` why not hybrid; `missing_types` lists requested types with no codes loaded. A title ' +
-      'less similar to the query than CODESEARCH_MIN_SIMILARITY is not a semantic match.',
+      'less similar to the query than CODESEARCH_MIN_SIMILARITY (CODESEARCH_MIN_SIMILARITY_UNMATCHED when ' +
+      'no title shares a word with the query) is not a semantic match.',
     tags: ['search'],
     body: searchRequestSchema({
       maxQueryChars: rt.config.CODESEARCH_MAX_QUERY_CHARS,
@@ -89,7 +90,13 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
         // A title less similar than the minimum is no match: the nearest titles of a query that
         // means nothing (an emoji, "qwerty") are still some titles, and a made-up code is worse
         // than none. Its similarity is still reported when lexical search found it.
-        const semantic = nearest.filter((h) => h.score >= rt.config.CODESEARCH_MIN_SIMILARITY);
+        // A query no title shares a word with must clear the higher floor: its nearest titles are
+        // all the embeddings have, and a model whose cosines run high (E5) puts nonsense near some.
+        const floor =
+          lexical.length === 0
+            ? Math.max(rt.config.CODESEARCH_MIN_SIMILARITY, rt.config.CODESEARCH_MIN_SIMILARITY_UNMATCHED)
+            : rt.config.CODESEARCH_MIN_SIMILARITY;
+        const semantic = nearest.filter((h) => h.score >= floor);
         const t3 = performance.now();
         rt.metrics.stage.observe({ stage: 'semantic' }, (t3 - t2) / 1000);
         // Exact code hits stay on top whatever the embeddings say.
@@ -103,14 +110,20 @@ export function searchRoute(rt: CodesearchRuntime): AnyRoute {
         const pinned = fused.filter((f) => codeHits.includes(f.doc));
         ranked = [...pinned, ...fused.filter((f) => !codeHits.includes(f.doc))].slice(0, body.top_k);
         // The best lexical matches are never fused away: a lexical #1 the embeddings do not rank
-        // (ICD-10-CM "Calculus of kidney" for "kidney stones") keeps its place in the answer.
+        // (ICD-10-CM "Calculus of kidney" for "kidney stones") keeps its place in the answer, and
+        // so does every lexical hit of the answer's length whose title matched all the query's
+        // words (a curated Vietnamese term the embeddings do not place).
         const keep = Math.min(KEEP_LEXICAL, body.top_k);
-        for (const hit of lexical.slice(0, keep)) {
+        const keptHits = lexical
+          .slice(0, body.top_k)
+          .filter((h, i) => i < keep || h.coverage >= 1)
+          .slice(0, body.top_k);
+        for (const hit of keptHits) {
           if (ranked.some((f) => f.doc === hit.doc)) continue;
           const f = fused.find((x) => x.doc === hit.doc);
           if (f === undefined) continue;
           // Replace the lowest fused result that is not itself one of the kept lexical hits.
-          const kept = new Set(lexical.slice(0, keep).map((h) => h.doc));
+          const kept = new Set(keptHits.map((h) => h.doc));
           for (let i = ranked.length - 1; i >= 0; i--) {
             if (!kept.has(ranked[i]?.doc ?? -1)) {
               ranked.splice(i, 1);

