@@ -6,10 +6,13 @@
  * second task cancelled from a page without JavaScript; the language switch; a cross-site form
  * refused; the offline banner once the agent is killed, with tasks, runs and logs still shown from
  * the store; signing out. axe-core checks every state for accessibility violations, and any CSP
- * violation or script error fails the test. The screenshots in services/task-proxy/docs/ (shown
- * by the README) are written here.
+ * violation or script error fails the test. It screenshots every state: into a temporary
+ * directory (its path is printed), or, with UPDATE_SCREENSHOTS=1, into services/task-proxy/docs/,
+ * the pictures the README shows (so a plain test run leaves the tree as it was).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
@@ -37,7 +40,11 @@ const missing = existsSync(CHROMIUM)
   ? null
   : `${CHROMIUM} is absent (apt-get install chromium, or set CHROMIUM_PATH)`;
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const DOCS = new URL('../../services/task-proxy/docs/', import.meta.url).pathname;
+const DOCS =
+  process.env['UPDATE_SCREENSHOTS'] === '1'
+    ? new URL('../../services/task-proxy/docs/', import.meta.url).pathname
+    : `${mkdtempSync(join(tmpdir(), 'console-screenshots-'))}/`;
+console.log(`console screenshots: ${DOCS}`);
 
 /** The little of the DOM the page functions touch (the tests compile without the DOM library). */
 interface El {
