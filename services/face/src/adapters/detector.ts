@@ -36,10 +36,13 @@ const NMS_IOU: Readonly<Record<DetectorKind, number>> = { blazeface: 0.3, retina
 export const MIN_INPUT_FACE: Readonly<Record<DetectorKind, number>> = { blazeface: 20, retinaface: 20 };
 
 /**
- * Score a face found in a tile needs: BlazeFace, run on tiles at full resolution, scores textures
- * of fur up to 0.80 (dogs.jpg in a larger frame), faces of 16 px and more 0.85 and above.
+ * Score a face found in a tile, or under SMALL_FACE pixels, needs: BlazeFace scores fur in tiles
+ * up to 0.80 (dogs.jpg in a larger frame) and 23 px of a garden 0.64 (home.jpg), its faces of
+ * 16 px and more 0.85 and above (services/face/README.md, "Small faces").
  */
-const TILE_MIN_SCORE: Readonly<Record<DetectorKind, number>> = { blazeface: 0.85, retinaface: 0 };
+const SMALL_MIN_SCORE: Readonly<Record<DetectorKind, number>> = { blazeface: 0.85, retinaface: 0 };
+/** Faces under this many pixels (box side) are "small" above. */
+const SMALL_FACE = 24;
 
 /** The smallest face (image pixels) the detection is laid out for by default (FACE_SCAN_MIN_SIZE). */
 export const DEFAULT_SCAN_MIN_SIZE = 16;
@@ -68,7 +71,7 @@ export function faceDetector(session: ort.InferenceSession, options: DetectorOpt
   const nmsIou = NMS_IOU[options.kind];
   const scan = {
     minInputFace: MIN_INPUT_FACE[options.kind],
-    tileMinScore: Math.max(options.minScore, TILE_MIN_SCORE[options.kind]),
+    smallMinScore: Math.max(options.minScore, SMALL_MIN_SCORE[options.kind]),
     minFace: options.scanMinSize ?? DEFAULT_SCAN_MIN_SIZE,
   };
   if (options.kind === 'retinaface') {
@@ -99,15 +102,15 @@ async function scanImage(
   image: RgbImage,
   once: (image: RgbImage) => Promise<Detection[]>,
   merge: (all: Detection[]) => Detection[],
-  options: { inputSize: number; minInputFace: number; minFace: number; tileMinScore: number },
+  options: { inputSize: number; minInputFace: number; minFace: number; smallMinScore: number },
 ): Promise<Detection[]> {
-  const whole = await once(image);
+  const sure = (d: Detection): boolean => d.score >= options.smallMinScore;
+  const small = (d: Detection): boolean => Math.min(d.box.x2 - d.box.x1, d.box.y2 - d.box.y1) < SMALL_FACE;
+  const whole = (await once(image)).filter((d) => !small(d) || sure(d));
   const tiles = scanPlan(image.width, image.height, options);
   if (tiles.length === 0) return whole;
   const all = [...whole];
-  for (const tile of tiles) {
-    const found = (await once(cropRgb(image, tile))).filter((d) => d.score >= options.tileMinScore);
-    all.push(...fromTile(found, tile, image));
-  }
+  for (const tile of tiles)
+    all.push(...fromTile((await once(cropRgb(image, tile))).filter(sure), tile, image));
   return merge(all).sort((a, b) => b.score - a.score);
 }

@@ -42,7 +42,7 @@ export function scanPlan(width: number, height: number, options: ScanOptions): T
   if (minFace <= 0 || inputSize <= 2 * minInputFace) return tiles;
   while (minFace * wholeScale < minInputFace) {
     const side = Math.max(1, Math.floor((inputSize * minFace) / minInputFace));
-    const faceLimit = Math.min(Math.ceil((2 * minInputFace) / wholeScale), Math.floor(side / 2));
+    const faceLimit = Math.min(Math.ceil((2 * minInputFace) / wholeScale), Math.floor(side / 4));
     for (const y of starts(height, side, faceLimit)) {
       for (const x of starts(width, side, faceLimit)) {
         tiles.push({ x, y, width: Math.min(side, width - x), height: Math.min(side, height - y), faceLimit });
