@@ -111,6 +111,7 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'FACE_RECOGNIZER_MEAN',
     'FACE_RECOGNIZER_PATH',
     'FACE_RECOGNIZER_STD',
+    'FACE_SCAN_MIN_SIZE',
     'FACE_THREADS',
     'FFMPEG_PATH',
     'FFPROBE_PATH',

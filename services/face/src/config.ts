@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { env, kitConfigSchema, loadConfig } from '@clinicalsuite/kit';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
 import { z } from 'zod';
-import { DEFAULT_MIN_SCORE, DETECTOR_KINDS, DETECTOR_MODEL_IDS } from './adapters/detector.js';
+import {
+  DEFAULT_SCAN_MIN_SIZE,
+  DEFAULT_MIN_SCORE,
+  DETECTOR_KINDS,
+  DETECTOR_MODEL_IDS,
+} from './adapters/detector.js';
 
 /**
  * The face service's configuration: the kit's variables (the spec's limits as defaults: 3 requests
@@ -47,8 +52,13 @@ export const faceConfigSchema = kitConfigSchema({
    * RetinaFace (its softmax scores reach 0.6-0.8 on non-faces), 0.6 for BlazeFace.
    */
   FACE_MIN_DETECTION_SCORE: env.number({ min: 0.05, max: 0.99 }).optional(),
-  /** Faces whose box is smaller than this many pixels are not recognized. */
-  FACE_MIN_SIZE: env.int({ min: 8, max: 4096 }).default(24),
+  /**
+   * The smallest face (pixels) detection is laid out for: images too large to show such a face to
+   * the detector at its input size are also scanned in tiles (services/face/README.md); 0: never.
+   */
+  FACE_SCAN_MIN_SIZE: env.int({ min: 0, max: 4096 }).default(DEFAULT_SCAN_MIN_SIZE),
+  /** Faces whose box is smaller (shorter side, pixels) are not reported nor recognized. */
+  FACE_MIN_SIZE: env.int({ min: 8, max: 4096 }).default(12),
   /** Largest image file (bytes or 50mb style). */
   MAX_IMAGE_BYTES: env.bytes().default(50 * 1024 * 1024),
   /** Largest image in pixels (decompression bombs are refused before decoding). */

@@ -53,6 +53,7 @@ export async function loadFaceModels(deps: FaceModelsDeps): Promise<FaceModels> 
       kind: config.FACE_DETECTOR,
       minScore: config.minDetectionScore,
       inputSize: config.FACE_DETECTOR_INPUT_SIZE,
+      scanMinSize: config.FACE_SCAN_MIN_SIZE,
     },
     minFaceSize: config.FACE_MIN_SIZE,
     recognizer: {
