@@ -110,7 +110,7 @@ describe('stt with a multilingual whisper.cpp model', () => {
       /ggml-tiny-random-multilingual-.*\(whisper tiny, multilingual\)/,
     );
     expect(h.backends['whisper']?.engine).toMatch(
-      /^whisper\.cpp \(@fugood\/whisper\.node 1\.1\.3, CPU, 2 threads\)$/,
+      /^whisper\.cpp \(@fugood\/whisper\.node 1\.1\.3, CPU \w+ build, 2 threads\)$/,
     );
     expect(h.languages).toEqual(['vi', 'en']);
     const root = (await (await fetch(`${srv.url}/`)).json()) as { languages: string[] };
