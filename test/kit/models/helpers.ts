@@ -205,14 +205,17 @@ export function pipEnvFor(dir: string): NodeJS.ProcessEnv {
  * repository's node_modules, so child processes can run the CLI exactly as shipped.
  */
 export async function compileModelsCli(outDir: string): Promise<string> {
-  // The models directory and the kit modules it imports (`../urls.js`), at the same relative paths.
+  // The models directory and the kit modules it imports (`../urls.js`, `../onnx/encode.js`), at the
+  // same relative paths.
   const kitSrc = join(REPO_ROOT, 'services/kit/src');
   await mkdir(join(outDir, 'models'), { recursive: true });
+  await mkdir(join(outDir, 'onnx'), { recursive: true });
   await writeFile(join(outDir, 'package.json'), '{"type":"module"}\n');
   await symlink(join(REPO_ROOT, 'node_modules'), join(outDir, 'node_modules'), 'dir');
   const sources = [
     ...(await readdir(join(kitSrc, 'models'))).filter((f) => f.endsWith('.ts')).map((f) => `models/${f}`),
     'urls.ts',
+    'onnx/encode.ts',
   ];
   for (const file of sources) {
     const { code } = await transformFile(join(kitSrc, file), {
