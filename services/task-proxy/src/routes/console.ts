@@ -1,5 +1,6 @@
 import { defineRoute, toHttpError, type AnyRoute } from '@clinicalsuite/kit';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { CLIENT_SCRIPT } from '../console/client.js';
 import { chooseLang, translator, type Lang } from '../console/i18n.js';
 import {
@@ -162,6 +163,9 @@ export async function sendConsole(
   }
 }
 
+/** An HTML page, as OpenAPI documents a body of that media type. */
+const HTML = z.string();
+
 export function consoleRoutes(rt: ProxyRuntime): AnyRoute[] {
   return [
     defineRoute({
@@ -172,7 +176,13 @@ export function consoleRoutes(rt: ProxyRuntime): AnyRoute[] {
       responses: {
         200: { description: 'HTML page', contentType: 'text/html' },
         303: { description: 'No session: redirected to /login.php' },
-        404: { description: 'No such task (HTML page)', contentType: 'text/html' },
+        // The page is the error's body: HTML, not the error catalogue's JSON.
+        400: {
+          description: 'No task id, or not a task id (HTML page)',
+          contentType: 'text/html',
+          schema: HTML,
+        },
+        404: { description: 'No such task (HTML page)', contentType: 'text/html', schema: HTML },
       },
       handler: async ({ req, res, signal }) => {
         const session = sessionOf(rt, req);
