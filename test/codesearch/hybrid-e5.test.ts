@@ -1,15 +1,9 @@
 /** @jest-environment ./test/face/ort-environment.cjs */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readIcd10CmTabular } from '../../services/codesearch/src/adapters/icd10cm-xml.js';
-import { CodeStore } from '../../services/codesearch/src/adapters/code-store.js';
-import { importCodeSet } from '../../services/codesearch/src/adapters/importer.js';
 import {
   QUERY_TABLE,
   ensureCodesearchModels,
-  modelPath,
+  importTableSlice,
   rankOf,
   search,
   startCodesearch,
@@ -27,18 +21,7 @@ let srv: CodesearchTestServer;
 
 beforeAll(async () => {
   await ensureCodesearchModels(['codesearch-icd10cm', 'codesearch-e5', 'codesearch-e5-tokenizer']);
-  const all = await readIcd10CmTabular(modelPath('codesearch-icd10cm'));
-  const answers = [...QUERY_TABLE.hybrid, ...QUERY_TABLE.lexical].filter((r) => r.type === 'ICD10');
-  const keep = all.filter(
-    (r) =>
-      r.code.length === 3 ||
-      (r.code.length <= 5 && answers.some((a) => r.code.startsWith(a.expect.slice(0, 3)))),
-  );
-  const dataDir = mkdtempSync(join(tmpdir(), 'codesearch-hybrid-e5-'));
-  const file = join(dataDir, 'icd10-slice.jsonl');
-  writeFileSync(file, keep.map((r) => JSON.stringify(r)).join('\n'));
-  const imported = await importCodeSet(new CodeStore(dataDir), { type: 'ICD10', file });
-  if (!imported.ok) throw new Error(JSON.stringify(imported.errors));
+  const { dataDir } = await importTableSlice('codesearch-hybrid-e5-');
   srv = await startCodesearch({ DATA_DIR: dataDir, CODESEARCH_BUILTIN_SETS: 'false' });
   await waitForModel(srv, 100);
   await srv.service.catalog.vectorsSettled();
