@@ -82,7 +82,8 @@ if [[ ! -f "$out/index.node" ]]; then
     >"$build-cmake.log" 2>&1 || { tail -40 "$build-cmake.log" >&2; exit 1; }
   make -C "$build" -j"${JOBS:-2}" index >"$build-make.log" 2>&1 || { tail -40 "$build-make.log" >&2; exit 1; }
   mkdir -p "$out"
-  features_json="$(printf '"%s",' "${cpu_features[@]}")"
+  features_json=""
+  ((${#cpu_features[@]} == 0)) || features_json="$(printf '"%s",' "${cpu_features[@]}")"
   printf '{"package":"%s","whisperCpp":"%s","llamaCpp":"%s","variant":"%s","cpuFlags":[%s]}\n' \
     "$version" "$whisper_version" "$commit" "$variant" "${features_json%,}" >"$out/build.json.tmp"
   cp "$build/index.node" "$out/index.node.tmp"
