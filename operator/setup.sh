@@ -7,9 +7,9 @@
 #      As root it runs apt-get; otherwise through sudo when sudo is there; otherwise it prints the
 #      one `apt-get install` line to run and goes on (the services that need them say so).
 #   2. npm install.
-#   3. whisper.cpp's addon for this CPU (services/stt/scripts/build-whisper-node.sh: the speech
-#      service's Whisper runs ~15x faster than on the package's prebuilt binary, which has no SIMD);
-#      ~2 min the first time, nothing after. Without a compiler the service runs the prebuilt one.
+#   3. whisper.cpp's addon for this CPU (services/stt/scripts/build-whisper-node.sh: the package's
+#      prebuilt binary has no SIMD kernels and runs the speech service's Whisper many times slower);
+#      a few minutes the first time, nothing after. Without it the service runs the prebuilt one.
 #   4. With --test, the test tools that come from PyPI: schemathesis, the OpenAPI fuzzer
 #      (test/fuzz/install.sh: pinned, in a virtualenv under $CLINICALSUITE_HOME; nothing when
 #      installed). Python is a test tool here only: no service runs it.

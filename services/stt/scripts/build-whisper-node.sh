@@ -2,9 +2,9 @@
 # Builds whisper.cpp's Node addon for this machine's CPU: @fugood/whisper.node's own N-API and
 # whisper.cpp sources, compiled with SIMD kernels (services/stt/README.md, "Engines").
 #
-# Why: the package's prebuilt linux-x64 binary is compiled without AVX, FMA or F16C, so Whisper
-# base takes ~27 s to encode one 30-s window on a modern x86 core; built for the CPU's variant the
-# same model encodes it in ~1.5 s (2 cores). The npm package carries whisper.cpp's sources and
+# Why: the package's prebuilt linux-x64 binary is compiled without AVX, FMA or F16C, so it runs
+# Whisper many times slower than a build for the CPU's variant (the README's "Speed" measures
+# both). The npm package carries whisper.cpp's sources and
 # ggml's CPU backend but not ggml's core, so ggml comes whole from the llama.cpp source that
 # node-llama-cpp bundles (node_modules/node-llama-cpp/llama/gitRelease.bundle). No network.
 #
@@ -15,11 +15,11 @@
 # (default ${CLINICALSUITE_HOME:-~/.cache/clinicalsuite}/whisper-node), then installed as
 # node_modules/@fugood/whisper.node/build/Release/index.node with build.json beside it (the variant
 # and the /proc/cpuinfo flags it needs): the stt service loads it from there when this CPU has
-# those flags, else the package's prebuilt binary. ~2 min cold on 2 cores (JOBS, default 2).
+# those flags, else the package's prebuilt binary. A few minutes cold on 2 cores (JOBS, default 2).
 # GGML_CPU_VARIANT picks the variant (tools/ggml/cpu-variant.sh): an image built on one machine
 # for others names one (haswell runs on every x86-64 server since 2013). OpenMP threads (libgomp,
-# as the prebuilt binary): with ggml's own spinning thread pool instead, a transcription took 4-7x
-# longer on 2 cores shared with other work.
+# as the prebuilt binary): ggml's own thread pool spins while it waits, which made transcriptions
+# several times slower on cores shared with other work.
 set -euo pipefail
 
 mode=build

@@ -48,7 +48,7 @@ export function cpuFlags(): ReadonlySet<string> {
 /**
  * The addon for a variant, or undefined when none is installed. On the CPU, the addon built for
  * this machine (build/Release/index.node in @fugood/whisper.node, made by
- * services/stt/scripts/build-whisper-node.sh: SIMD kernels, ~15x faster) when this CPU has every
+ * services/stt/scripts/build-whisper-node.sh: SIMD kernels; README, "Speed") when this CPU has every
  * flag it was built for, else the platform package's prebuilt binary (compiled without AVX).
  */
 export function whisperBinding(
