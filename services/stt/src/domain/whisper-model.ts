@@ -1,44 +1,10 @@
 import type { Language } from './types.js';
 
-/**
- * What a whisper.cpp model file's header says (the ggml format whisper.cpp's `whisper_model_load`
- * reads: magic 0x67676d6c, 11 int32 hyperparameters, the mel filters, the vocabulary, then the
- * tensors). Pure: the adapter reads the bytes.
- */
+// What a whisper.cpp model file's header says: the kit's model store writes the same header
+// (services/kit/src/models/whisper-ggml-header.ts), so both sides share one definition.
+import type { WhisperHparams } from '@clinicalsuite/kit/models';
 
-export const GGML_MAGIC = 0x67676d6c;
-
-export interface WhisperHparams {
-  readonly nVocab: number;
-  readonly nAudioCtx: number;
-  readonly nAudioState: number;
-  readonly nAudioHead: number;
-  readonly nAudioLayer: number;
-  readonly nTextCtx: number;
-  readonly nTextState: number;
-  readonly nTextHead: number;
-  readonly nTextLayer: number;
-  readonly nMels: number;
-  readonly ftype: number;
-}
-
-/** The 44 bytes after the magic. */
-export function parseWhisperHparams(b: Buffer): WhisperHparams {
-  const at = (i: number): number => b.readInt32LE(4 + 4 * i);
-  return {
-    nVocab: at(0),
-    nAudioCtx: at(1),
-    nAudioState: at(2),
-    nAudioHead: at(3),
-    nAudioLayer: at(4),
-    nTextCtx: at(5),
-    nTextState: at(6),
-    nTextHead: at(7),
-    nTextLayer: at(8),
-    nMels: at(9),
-    ftype: at(10),
-  };
-}
+export { GGML_MAGIC, parseWhisperHparams, type WhisperHparams } from '@clinicalsuite/kit/models';
 
 /** Why these hyperparameters cannot be a Whisper model, or null. */
 export function hparamsProblem(h: WhisperHparams): string | null {
