@@ -26,13 +26,11 @@
 // service's own CODESEARCH_EMBEDDER, CODESEARCH_EMBEDDING_MODEL_PATH,
 // CODESEARCH_EMBEDDING_TOKENIZER_PATH, CODESEARCH_EMBEDDING_QUERY_PREFIX / _PASSAGE_PREFIX,
 // CODESEARCH_MIN_SIMILARITY and CODESEARCH_FUSION, which the service inherits.
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MODEL_MANIFEST, defaultModelsDir, ensureModel } from '@clinicalsuite/kit/models';
+import { startBenchCodesearch } from './service.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const home = process.env.CLINICALSUITE_HOME ?? join(homedir(), '.cache', 'clinicalsuite');
@@ -44,78 +42,13 @@ const K = 10;
 const set = JSON.parse(readFileSync(join(root, 'test/bench/codesearch/queries.json'), 'utf8'));
 const queries = set.queries;
 
-const modelsDir = defaultModelsDir(process.env);
-const ids = ['codesearch-icd10cm'];
-const minilm = process.env.CODESEARCH_EMBEDDER === 'minilm';
-if (process.env.CODESEARCH_EMBEDDING_MODEL_PATH === undefined)
-  ids.push(minilm ? 'codesearch-embedder' : 'codesearch-e5');
-if (process.env.CODESEARCH_EMBEDDING_TOKENIZER_PATH === undefined)
-  ids.push(minilm ? 'codesearch-embedder-tokenizer' : 'codesearch-e5-tokenizer');
-for (const id of ids) await ensureModel(MODEL_MANIFEST[id], { modelsDir });
-mkdirSync(DATA_DIR, { recursive: true });
-
-const port = await new Promise((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const p = s.address().port;
-    s.close(() => resolve(p));
-  });
+const { json, model, stop } = await startBenchCodesearch({
+  dataDir: DATA_DIR,
+  threads: THREADS,
+  waitS: WAIT_S,
+  sets: ['codesearch-icd10cm'],
+  env: { CODESEARCH_EMBED_TYPES: 'ICD10' },
 });
-const child = spawn(process.execPath, [join(root, 'services/codesearch/dist/main.js')], {
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    MODELS_DIR: modelsDir,
-    DATA_DIR,
-    AUTH_DISABLED: 'true',
-    LOG_LEVEL: 'warn',
-    CODESEARCH_THREADS: THREADS,
-    CODESEARCH_EMBED_TYPES: 'ICD10',
-    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const stop = () => child.kill('SIGTERM');
-process.on('exit', stop);
-const url = `http://127.0.0.1:${port}`;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function json(path, body) {
-  const res = await fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-const started = performance.now();
-for (;;) {
-  const ok = await json('/health').then(
-    (r) => r.status === 200,
-    () => false,
-  );
-  if (ok) break;
-  if (child.exitCode !== null) throw new Error('the service exited');
-  await sleep(200);
-}
-let lastLog = 0;
-let model;
-for (;;) {
-  const { body } = await json('/code_types');
-  model = body.embedding_model;
-  const icd = body.types.find((t) => t.type === 'ICD10');
-  if (icd?.vectors.state === 'ready') break;
-  if (icd === undefined || ['off', 'failed'].includes(icd.vectors.state))
-    throw new Error(`ICD10 vectors unavailable: ${JSON.stringify(icd?.vectors ?? body.embedding_model)}`);
-  if ((performance.now() - started) / 1000 > WAIT_S) throw new Error('gave up waiting for the ICD10 vectors');
-  if (performance.now() - lastLog > 30_000) {
-    console.log(`waiting for the ICD10 title vectors: ${icd.vectors.done ?? 0}/${icd.vectors.total ?? '?'}`);
-    lastLog = performance.now();
-  }
-  await sleep(1000);
-}
-console.log(`ICD10 title vectors ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
 const norm = (c) => c.replace(/\./g, '').toUpperCase();
 const unknown = [];

@@ -2,7 +2,8 @@
 // services/codesearch`): `node test/bench/subservices/codesearch.js`.
 //
 // Starts the built service (dist/main.js) on a free loopback port over the real ICD-10-CM (46,881
-// codes) and ICD-10-PCS (68,982) sets with the real MiniLM ONNX embeddings, waits until the ICD-10
+// codes) and ICD-10-PCS (68,982) sets with the default embedder (multilingual-e5-small;
+// CODESEARCH_EMBEDDER=minilm for MiniLM), waits until the ICD-10
 // title vectors are built (once: they are cached in the data dir; ~90 s on 2 idle cores, see
 // services/codesearch/README.md), then, over a real socket, for lexical (`hybrid: false`) and
 // hybrid search:
@@ -12,13 +13,11 @@
 //
 // Env: BENCH_DATA_DIR ($CLINICALSUITE_HOME/codesearch/bench-data), BENCH_ROUNDS (5),
 // BENCH_SECONDS (5), BENCH_WAIT_VECTORS_S (2400), BENCH_THREADS (2: the embedder's threads).
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MODEL_MANIFEST, defaultModelsDir, ensureModel } from '@clinicalsuite/kit/models';
+import { startBenchCodesearch } from '../codesearch/service.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const home = process.env.CLINICALSUITE_HOME ?? join(homedir(), '.cache', 'clinicalsuite');
@@ -29,72 +28,12 @@ const WAIT_S = Number(process.env.BENCH_WAIT_VECTORS_S ?? '2400');
 const THREADS = process.env.BENCH_THREADS ?? '2';
 const table = JSON.parse(readFileSync(join(root, 'test/codesearch/query-table.json'), 'utf8'));
 
-const modelsDir = defaultModelsDir(process.env);
-for (const id of ['codesearch-icd10cm', 'codesearch-icd10pcs', 'codesearch-e5', 'codesearch-e5-tokenizer'])
-  await ensureModel(MODEL_MANIFEST[id], { modelsDir });
-mkdirSync(DATA_DIR, { recursive: true });
-
-const port = await new Promise((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const p = s.address().port;
-    s.close(() => resolve(p));
-  });
+const { json, stop } = await startBenchCodesearch({
+  dataDir: DATA_DIR,
+  threads: THREADS,
+  waitS: WAIT_S,
+  sets: ['codesearch-icd10cm', 'codesearch-icd10pcs'],
 });
-const child = spawn(process.execPath, [join(root, 'services/codesearch/dist/main.js')], {
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    MODELS_DIR: modelsDir,
-    DATA_DIR,
-    LOG_LEVEL: 'warn',
-    CODESEARCH_THREADS: THREADS,
-    NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const stop = () => child.kill('SIGTERM');
-process.on('exit', stop);
-const url = `http://127.0.0.1:${port}`;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function json(path, body) {
-  const res = await fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-const started = performance.now();
-for (;;) {
-  const ok = await json('/health').then(
-    (r) => r.status === 200,
-    () => false,
-  );
-  if (ok) break;
-  if (child.exitCode !== null) throw new Error('the service exited');
-  await sleep(200);
-}
-console.log(
-  `service ready in ${((performance.now() - started) / 1000).toFixed(1)} s (sets imported, index built)`,
-);
-let lastLog = 0;
-for (;;) {
-  const { body } = await json('/code_types');
-  const icd = body.types.find((t) => t.type === 'ICD10');
-  if (icd?.vectors.state === 'ready') break;
-  if (icd === undefined || ['off', 'failed'].includes(icd.vectors.state))
-    throw new Error(`ICD10 vectors unavailable: ${JSON.stringify(icd?.vectors ?? body.embedding_model)}`);
-  if ((performance.now() - started) / 1000 > WAIT_S) throw new Error('gave up waiting for the ICD10 vectors');
-  if (performance.now() - lastLog > 30_000) {
-    console.log(`waiting for the ICD10 title vectors: ${icd.vectors.done ?? 0}/${icd.vectors.total ?? '?'}`);
-    lastLog = performance.now();
-  }
-  await sleep(1000);
-}
-console.log(`ICD10 title vectors ready after ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 
 const rows = [...table.lexical, ...table.hybrid];
 const norm = (c) => c.replace(/\./g, '').toUpperCase();
