@@ -46,8 +46,16 @@ class RecordingContext implements NativeContext {
       this.inFlight = false;
     }
   }
-  sampleToken(index: number): Promise<number> {
-    return Promise.resolve(1000 + index);
+  /** Samples in flight. */
+  sampling = 0;
+  async sampleToken(index: number): Promise<number> {
+    this.sampling++;
+    try {
+      await new Promise((r) => setImmediate(r));
+      return 1000 + index;
+    } finally {
+      this.sampling--;
+    }
   }
   disposeSequence(): void {}
   removeTokenCellsFromSequence(): boolean {
@@ -67,9 +75,9 @@ class Recorder implements Stepper {
   readonly taken: (Token | Error)[] = [];
   closed = 0;
   cancelled = false;
-  /** For each flush: whether a decode was in flight then (set `probe`). */
-  readonly flushes: boolean[] = [];
-  probe: () => boolean = () => false;
+  /** For each flush: what `probe` said then (whether a decode or a sample was in flight). */
+  readonly flushes: unknown[] = [];
+  probe: () => unknown = () => false;
   readonly done: Promise<void>;
   private finished!: () => void;
 
@@ -97,11 +105,15 @@ class Recorder implements Stepper {
 }
 
 /** A loop over a fresh stand-in, recording the sequences it forgets after a failed decode. */
-function setup(contextSize = 100): { native: RecordingContext; lockstep: Lockstep; cleared: number[] } {
+function setup(
+  contextSize = 100,
+  output: 'decode' | 'sampling' = 'decode',
+): { native: RecordingContext; lockstep: Lockstep; cleared: number[] } {
   const native = new RecordingContext();
   const cleared: number[] = [];
   const lockstep = new Lockstep(native, {
     batchSize: 8,
+    output,
     contextSize,
     onDecodeError: (s) => cleared.push(s.id),
   });
@@ -150,6 +162,24 @@ describe('Lockstep', () => {
     expect(a.flushes).toEqual([true, true, true, true]);
     expect(b.flushes).toEqual([true, true, true]);
     expect(lockstep.stats).toEqual({ steps: 4, sequences: 7 });
+  });
+
+  it('hands the output on while the samples are taken on a CPU, but during a decode that takes a prompt', async () => {
+    const { native, lockstep } = setup(100, 'sampling');
+    const a = new Recorder(0, 4);
+    const b = new Recorder(1, 2);
+    // For each flush: a decode in flight (D), a sample in flight (S), or neither (-).
+    const probe = (): string => (native.inFlight ? 'D' : native.sampling > 0 ? 'S' : '-');
+    a.probe = b.probe = probe;
+    lockstep.add(a, tokens(3));
+    await new Promise((r) => setImmediate(r));
+    lockstep.add(b, tokens(12, 50));
+    await Promise.all([a.done, b.done]);
+    // Steps 2 and 3 take b's prompt: the output goes out during their decodes. Step 4 generates
+    // one token per sequence: it goes out while that step samples. The last flush of each ends it.
+    expect(a.flushes).toEqual(['D', 'D', 'D', 'S']);
+    expect(b.flushes).toEqual(['D', 'D', 'S']);
+    expect(a.taken).toEqual([1002, 1000, 1000, 1000]);
   });
 
   it('ends the generations of a failed decode with its error and forgets their sequences, then goes on', async () => {

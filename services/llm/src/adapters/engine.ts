@@ -21,8 +21,14 @@ export interface ModelDescription {
   /** `cuda`, `vulkan`, `metal`, or null on CPU. */
   readonly gpu: string | null;
   readonly gpuLayers: number;
+  /** The model's layers: with fewer on the GPU, every decode runs on the CPU's threads too. */
+  readonly layers: number;
   readonly backendVersion: string;
 }
+
+/** Whether a decode keeps llama.cpp's CPU threads busy (some layers, or all, are on the CPU). */
+export const decodesOnCpu = (model: ModelDescription): boolean =>
+  model.gpu === null || model.gpuLayers < model.layers;
 
 export interface BatchingStats {
   readonly steps: number;

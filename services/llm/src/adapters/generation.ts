@@ -132,8 +132,8 @@ export class Generation implements Stepper {
 
   /**
    * Hands the output so far to the callbacks (the stream, the metrics). The loop calls it once the
-   * next decode is under way, so that writing to the client overlaps the decode instead of
-   * delaying it; the end of a generation flushes before it settles.
+   * next step's decode or sampling is under way, so that writing to the client overlaps it instead
+   * of delaying it; the end of a generation flushes before it settles.
    */
   flush(): void {
     if (this.tokensOut > 0) {

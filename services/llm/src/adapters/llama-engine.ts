@@ -18,12 +18,13 @@ import {
 } from 'node-llama-cpp';
 import { StopText } from '../domain/stop-text.js';
 import type { ChatTurn, GenerationParams, GenerationResult, OutputFormat } from '../domain/types.js';
-import type {
-  BatchingStats,
-  ChatTemplateInfo,
-  GenerateCallbacks,
-  LlmEngine,
-  ModelDescription,
+import {
+  decodesOnCpu,
+  type BatchingStats,
+  type ChatTemplateInfo,
+  type GenerateCallbacks,
+  type LlmEngine,
+  type ModelDescription,
 } from './engine.js';
 import { Generation } from './generation.js';
 import { Lockstep } from './lockstep.js';
@@ -85,6 +86,7 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
       chatTemplate: template,
       gpu: llama.gpu === false ? null : llama.gpu,
       gpuLayers: model.gpuLayers,
+      layers: model.fileInsights.totalLayers,
       backendVersion: await getModuleVersion(),
     };
     const native = nativeOf(context, model, description.backendVersion);
@@ -150,6 +152,7 @@ class LlamaEngine implements LlmEngine {
     this.pool = new SequencePool(native.context, context.totalSequences, model.fileInsights.swaSize);
     this.lockstep = new Lockstep(native.context, {
       batchSize: context.batchSize,
+      output: decodesOnCpu(description) ? 'sampling' : 'decode',
       contextSize: context.contextSize,
       onDecodeError: (sequence) => {
         this.pool.clear(sequence);

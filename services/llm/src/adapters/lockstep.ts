@@ -8,14 +8,18 @@ import type { Sequence } from './sequence-pool.js';
  * once, samples each generation's token, hands it over, and goes again. A new generation joins at
  * the next step. The calls are the native addon's (native.ts): two hand-offs to libuv's pool per
  * step (the decode, then the samples side by side), nothing queued in between. What a step's tokens
- * produce for the clients (stream writes, metrics) is handed on while the next decode runs.
+ * produce for the clients (stream writes, metrics) is handed on while the next step's decode or
+ * sampling runs (`LockstepOptions.output`).
  */
 
 export interface Stepper {
   /** The sequence it evaluates on; its `tokens` are kept in step with the KV cache here. */
   readonly sequence: Sequence;
   readonly sampler: NativeSampler;
-  /** The sampler's settings for the next token (penalties count the tokens so far). */
+  /**
+   * The sampler's settings for the next token (penalties count the tokens so far). The same object
+   * while they do not change: the loop applies it to the sampler only when it is a new one.
+   */
   samplerConfig(): SamplerConfig;
   /**
    * Takes the next token, or the error that stopped its generation. Returns false when the
@@ -41,6 +45,15 @@ interface Planned {
 export interface LockstepOptions {
   /** Tokens one decode may take (the context's batch size). */
   readonly batchSize: number;
+  /**
+   * When the last step's output goes to the clients. `decode`: while the next decode runs, which
+   * suits a GPU decode (it leaves the CPU free). `sampling`: once a step that generates one token
+   * per sequence is decoded, while its tokens are sampled, which suits a CPU decode: that decode
+   * runs on every core given to llama.cpp, and event-loop work beside it slows all of its threads,
+   * while sampling runs on one. A step that evaluates a prompt still hands the output on during
+   * its decode, so a long prompt does not hold the other streams' text back.
+   */
+  readonly output: 'decode' | 'sampling';
   /** Positions a sequence has. */
   readonly contextSize: number;
   /** Called for each sequence of a step whose decode failed: its cache is not known any more. */
@@ -50,6 +63,8 @@ export interface LockstepOptions {
 export class Lockstep {
   /** Generations in work and the tokens each has left to evaluate. */
   private readonly active = new Map<Stepper, Token[]>();
+  /** The settings each sampler has now (applying them reads every field through the addon). */
+  private readonly applied = new WeakMap<NativeSampler, SamplerConfig>();
   private running = false;
   private loop: Promise<void> = Promise.resolve();
   private stopped: Error | undefined;
@@ -150,6 +165,7 @@ export class Lockstep {
 
   private async step(plan: readonly Planned[]): Promise<void> {
     const { native } = this;
+    let flushDuringSampling = false;
     try {
       native.initBatch(plan.reduce((sum, p) => sum + p.tokens.length, 0));
       for (const p of plan) {
@@ -159,8 +175,10 @@ export class Lockstep {
         if (p.sample) p.logitIndex = indexes[0] as number;
       }
       const decoding = native.decodeBatch();
-      // The decode runs on libuv's pool: meanwhile the last step's tokens go out to the clients.
-      for (const p of plan) flushQuietly(p.stepper);
+      // The decode runs on libuv's pool: the last step's output goes out meanwhile, or while this
+      // step's tokens are sampled (LockstepOptions.output).
+      flushDuringSampling = this.options.output === 'sampling' && plan.every((p) => p.tokens.length === 1);
+      if (!flushDuringSampling) for (const p of plan) flushQuietly(p.stepper);
       await decoding;
     } catch (error) {
       for (const p of plan) {
@@ -176,7 +194,9 @@ export class Lockstep {
       this.active.get(p.stepper)?.splice(0, p.tokens.length);
     }
     const sampling = plan.filter((p) => p.sample && !p.stepper.cancelled);
-    const tokens = await Promise.all(sampling.map((p) => this.sample(p)));
+    const samples = Promise.all(sampling.map((p) => this.sample(p)));
+    if (flushDuringSampling) for (const p of plan) flushQuietly(p.stepper);
+    const tokens = await samples;
     sampling.forEach((p, i) => {
       const token = tokens[i] as Token | Error;
       if (p.stepper.cancelled) {
@@ -196,8 +216,13 @@ export class Lockstep {
 
   private async sample(p: Planned): Promise<Token | Error> {
     try {
-      p.stepper.sampler.applyConfig(p.stepper.samplerConfig());
-      const token = await this.native.sampleToken(p.logitIndex, p.stepper.sampler);
+      const { sampler } = p.stepper;
+      const config = p.stepper.samplerConfig();
+      if (this.applied.get(sampler) !== config) {
+        sampler.applyConfig(config);
+        this.applied.set(sampler, config);
+      }
+      const token = await this.native.sampleToken(p.logitIndex, sampler);
       return token < 0 ? new Error('llama.cpp sampled no token') : (token as Token);
     } catch (error) {
       return asError(error);
