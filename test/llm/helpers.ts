@@ -39,6 +39,8 @@ export async function startLlm(
     MODEL_POLL_MS: '25',
     SHUTDOWN_GRACE_MS: '1000',
     LOG_LEVEL: 'debug',
+    // The service lowers its event loop's priority on a CPU decode: here that thread is jest's.
+    EVENT_LOOP_NICE: '0',
     ...env,
   });
   const { logs, destination } = captureLogs();

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
@@ -14,7 +14,7 @@ import {
 } from '../../services/llm/src/thread-pool.js';
 import { freePort } from '../kit/helpers.js';
 import { REPO_ROOT } from '../kit/models/helpers.js';
-import { startLlm } from './helpers.js';
+import { startLlm, tinyModelPath } from './helpers.js';
 
 const BOOT = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
 
@@ -149,4 +149,58 @@ describe('the entry, dist/boot.cjs', () => {
     // The processes differ only in libuv's pool, so their thread counts differ by its size.
     expect([gpu.threads - cpu.threads, given.threads - cpu.threads]).toEqual([3, 1]);
   });
+});
+
+/** Each thread's nice value (/proc/PID/task/TID/stat, field 19), the event loop's first. */
+function niceValues(pid: number): number[] {
+  const tids = readdirSync(`/proc/${pid}/task`).sort(
+    (a, b) => Number(a !== String(pid)) - Number(b !== String(pid)),
+  );
+  return tids.map((tid) => {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(fields[16]);
+  });
+}
+
+describe('the event loop on a CPU decode', () => {
+  it('takes EVENT_LOOP_NICE once the model is loaded, and only its own thread does', async () => {
+    const niced = async (env: Record<string, string>): Promise<number[]> => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [BOOT], {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          API_TOKEN: 't',
+          MODEL_PATH: tinyModelPath(),
+          THREADS: '1',
+          GPU: 'false',
+          NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+          LOG_LEVEL: 'error',
+          ...env,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      try {
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const res = await fetch(`http://127.0.0.1:${port}/health`, {
+            headers: { authorization: 'Bearer t' },
+          }).catch(() => null);
+          if (res?.status === 200) return niceValues(child.pid as number);
+          if (Date.now() > deadline || child.exitCode !== null)
+            throw new Error('the llm did not load the model');
+          await sleep(100);
+        }
+      } finally {
+        child.kill('SIGKILL');
+      }
+    };
+    const [main, ...others] = await niced({});
+    expect(main).toBe(10);
+    // libuv's pool (where llama.cpp's threads come from) and V8's threads keep their priority.
+    expect(others.length).toBeGreaterThan(1);
+    expect(new Set(others)).toEqual(new Set([0]));
+    expect((await niced({ EVENT_LOOP_NICE: '0' }))[0]).toBe(0);
+  }, 120_000);
 });

@@ -37,6 +37,7 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'API_TOKEN',
     'BATCH_SIZE',
     'CONTEXT_SIZE',
+    'EVENT_LOOP_NICE',
     'GPU',
     'GPU_LAYERS',
     'MODEL_ALIAS',

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { createKit, serviceAuth, type KitApp, type Logger, type ModelHost } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { LlmEngine } from './adapters/engine.js';
-import { checkThreadPool, llamaLoader } from './adapters/load-model.js';
+import { checkThreadPool, llamaLoader, yieldEventLoopToDecode } from './adapters/load-model.js';
 import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
@@ -56,7 +56,12 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     modelPaths: [config.modelPath],
     pollMs: config.MODEL_POLL_MS,
     hint: 'run `npm run models -- fetch llm` or mount the GGUF there',
-    load: async ([path]) => checkThreadPool(config, await load(path ?? config.modelPath), logger),
+    load: async ([path]) =>
+      yieldEventLoopToDecode(
+        config,
+        checkThreadPool(config, await load(path ?? config.modelPath), logger),
+        logger,
+      ),
     describe: (engine) => ({
       fields: {
         contextSize: engine.contextSize,

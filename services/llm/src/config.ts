@@ -35,6 +35,12 @@ export const llmConfigSchema = kitConfigSchema({
   GPU: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'false']).default('auto'),
   /** Logical batch size of the context (tokens decoded per step, all sequences together). */
   BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
+  /**
+   * The nice value the event loop's thread takes once the model decodes on the CPU (Linux; 0
+   * leaves it as it is). llama.cpp's threads, and libuv's pool that samples, keep theirs, so the
+   * event loop's work waits for a core they leave free (adapters/load-model.ts).
+   */
+  EVENT_LOOP_NICE: env.int({ min: 0, max: 19 }).default(10),
   /** How often a missing model file is looked for again. */
   MODEL_POLL_MS: env.ms({ min: 10 }).default(2000),
 });
