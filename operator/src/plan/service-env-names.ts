@@ -42,6 +42,7 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'GPU_LAYERS',
     'MODEL_ALIAS',
     'MODEL_POLL_MS',
+    'STREAM_INTERVAL_MS',
     'THREADS',
   ],
   agent: [

@@ -36,6 +36,11 @@ export const llmConfigSchema = kitConfigSchema({
   /** Logical batch size of the context (tokens decoded per step, all sequences together). */
   BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
   /**
+   * Streamed replies write at most once per this many ms, with the text generated meanwhile in one
+   * chunk; the first text goes out at once. 0: one chunk per piece of text (routes/stream-pacer.ts).
+   */
+  STREAM_INTERVAL_MS: env.ms({ min: 0, max: 1000 }).default(0),
+  /**
    * The nice value the event loop's thread takes once the model decodes on the CPU (Linux; 0
    * leaves it as it is). llama.cpp's threads, and libuv's pool that samples, keep theirs, so the
    * event loop's work waits for a core they leave free (adapters/load-model.ts).

@@ -22,6 +22,7 @@ import {
 } from '../schemas/chat-completions.js';
 import { prepareGeneration, runGeneration } from './generation.js';
 import type { LlmRuntime } from './runtime.js';
+import { StreamPacer } from './stream-pacer.js';
 
 export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
   return defineRoute({
@@ -73,6 +74,9 @@ export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
       const includeUsage = body.stream_options?.include_usage === true;
       const sse = openSse(req, res);
       void sse.send(chunk(meta, { role: 'assistant', content: '' }, null, includeUsage));
+      const pacer = new StreamPacer(rt.config.STREAM_INTERVAL_MS, (text) => {
+        void sse.send(chunk(meta, { content: text }, null, includeUsage));
+      });
       try {
         const { result, usage } = await runGeneration(
           engine,
@@ -81,13 +85,17 @@ export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
           timing,
           signal,
           (text) => {
-            if (text !== '') void sse.send(chunk(meta, { content: text }, null, includeUsage));
+            pacer.push(text);
           },
         );
+        pacer.flush();
         await sse.send(chunk(meta, {}, result.finishReason, includeUsage));
         if (includeUsage) await sse.send(usageChunk(meta, usage));
         sse.done();
       } catch (error) {
+        // What was generated before the failure still reaches a client that is there to read it.
+        if (sse.closed || signal.aborted) pacer.cancel();
+        else pacer.flush();
         if (sse.closed || signal.aborted) return undefined; // client gone, or the deadline ended it
         sse.fail(error, renderErrorBody(toHttpError(error), req.path, 'detail'));
       }
