@@ -5,7 +5,7 @@ import type { LlamaContext, LlamaGrammarEvaluationState, LlamaModel, Token } fro
  * batch, decode and sampling calls, and its per-sequence KV cache. node-llama-cpp's own per-token
  * path (`LlamaContextSequence.evaluate()`: its locks, its decode queue dispatched on a later
  * event-loop turn, a generator per sequence) cost the service time on every token against
- * llama-server (README, "Speed"); the engine keeps node-llama-cpp for everything else (loading,
+ * llama-server; the engine keeps node-llama-cpp for everything else (loading,
  * tokenizer, chat templates, grammars) and steps the decode loop itself, as llama-server does.
  *
  * These calls are internal to node-llama-cpp, so its version is pinned exactly
