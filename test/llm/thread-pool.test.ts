@@ -103,10 +103,15 @@ describe('a service whose pool does not suit where it decodes', () => {
 });
 
 /**
- * Starts the built entry (dist/boot.cjs) with no model to load, waits for /status, and returns
- * the pool size it reports and the process's thread count (libuv's pool threads among them).
+ * Starts the built entry (dist/boot.cjs) with `env` (no model to load unless it names one), polls
+ * `path` until it answers 200, and returns what `read` makes of that answer and the process's id.
  */
-async function bootProcess(env: Record<string, string>): Promise<{ reported: number; threads: number }> {
+async function whenAnswering<T>(
+  env: Record<string, string>,
+  path: string,
+  read: (res: Response, pid: number) => T | Promise<T>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const port = await freePort();
   const child = spawn(process.execPath, [BOOT], {
     env: {
@@ -122,23 +127,27 @@ async function bootProcess(env: Record<string, string>): Promise<{ reported: num
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const res = await fetch(`http://127.0.0.1:${port}/status`, {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
         headers: { authorization: 'Bearer t' },
       }).catch(() => null);
-      if (res?.ok) {
-        const { uv_threadpool_size: reported } = (await res.json()) as { uv_threadpool_size: number };
-        return { reported, threads: readdirSync(`/proc/${child.pid}/task`).length };
-      }
+      if (res?.status === 200) return await read(res, child.pid as number);
       if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`boot.cjs did not answer /status`);
+        throw new Error(`boot.cjs did not answer ${path}`);
       await sleep(50);
     }
   } finally {
     child.kill('SIGKILL');
   }
 }
+
+/** The pool size the entry reports, and the process's thread count (libuv's pool among them). */
+const bootProcess = (env: Record<string, string>): Promise<{ reported: number; threads: number }> =>
+  whenAnswering(env, '/status', async (res, pid) => {
+    const { uv_threadpool_size: reported } = (await res.json()) as { uv_threadpool_size: number };
+    return { reported, threads: readdirSync(`/proc/${pid}/task`).length };
+  });
 
 describe('the entry, dist/boot.cjs', () => {
   it('sizes the pool before anything starts it: 1 on the CPU, 4 with GPU=cuda, a given size kept', async () => {
@@ -164,38 +173,14 @@ function niceValues(pid: number): number[] {
 
 describe('the event loop on a CPU decode', () => {
   it('takes EVENT_LOOP_NICE once the model is loaded, and only its own thread does', async () => {
-    const niced = async (env: Record<string, string>): Promise<number[]> => {
-      const port = await freePort();
-      const child = spawn(process.execPath, [BOOT], {
-        env: {
-          PATH: process.env['PATH'] ?? '',
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          API_TOKEN: 't',
-          MODEL_PATH: tinyModelPath(),
-          THREADS: '1',
-          GPU: 'false',
-          NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-          LOG_LEVEL: 'error',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      try {
-        const deadline = Date.now() + 60_000;
-        for (;;) {
-          const res = await fetch(`http://127.0.0.1:${port}/health`, {
-            headers: { authorization: 'Bearer t' },
-          }).catch(() => null);
-          if (res?.status === 200) return niceValues(child.pid as number);
-          if (Date.now() > deadline || child.exitCode !== null)
-            throw new Error('the llm did not load the model');
-          await sleep(100);
-        }
-      } finally {
-        child.kill('SIGKILL');
-      }
-    };
+    // Once /health answers 200 the model is loaded, and the event loop has its priority.
+    const niced = (env: Record<string, string>): Promise<number[]> =>
+      whenAnswering(
+        { MODEL_PATH: tinyModelPath(), THREADS: '1', GPU: 'false', ...env },
+        '/health',
+        (_, pid) => niceValues(pid),
+        60_000,
+      );
     const [main, ...others] = await niced({});
     expect(main).toBe(10);
     // libuv's pool (where llama.cpp's threads come from) and V8's threads keep their priority.
