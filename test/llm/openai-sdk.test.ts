@@ -314,3 +314,32 @@ describe('errors arrive as the SDK’s typed errors', () => {
     expect((error as InstanceType<typeof OpenAI.UnprocessableEntityError>).param).toBe('temperature');
   });
 });
+
+describe('a paced stream (STREAM_INTERVAL_MS)', () => {
+  it('sends the first text at once, then at most a chunk per interval, the same text', async () => {
+    const paced = await startLlm({ STREAM_INTERVAL_MS: '1000' });
+    try {
+      const pacedClient = new OpenAI({ baseURL: `${paced.url}/v1`, apiKey: TOKEN, maxRetries: 0 });
+      const request = { model: MODEL, messages, max_completion_tokens: 40, temperature: 0 };
+      const whole = await pacedClient.chat.completions.create(request);
+      const started = Date.now();
+      const stream = await pacedClient.chat.completions.create({ ...request, stream: true });
+      const contents: string[] = [];
+      const finishes: string[] = [];
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content ?? '';
+        if (content !== '') contents.push(content);
+        if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+      }
+      // The first piece at once, then at most one chunk a second, the last when it ends: 40 tokens
+      // of the tiny model take a fraction of a second, so usually 2 chunks.
+      const seconds = Math.floor((Date.now() - started) / 1000);
+      expect(contents.length).toBeGreaterThanOrEqual(2);
+      expect(contents.length).toBeLessThanOrEqual(2 + seconds);
+      expect(contents.join('')).toBe(whole.choices[0]!.message.content);
+      expect(finishes).toEqual(['length']);
+    } finally {
+      await paced.close();
+    }
+  });
+});

@@ -93,10 +93,11 @@ export function chatCompletionsRoute(rt: LlmRuntime): AnyRoute {
         if (includeUsage) await sse.send(usageChunk(meta, usage));
         sse.done();
       } catch (error) {
-        // What was generated before the failure still reaches a client that is there to read it.
-        if (sse.closed || signal.aborted) pacer.cancel();
-        else pacer.flush();
-        if (sse.closed || signal.aborted) return undefined; // client gone, or the deadline ended it
+        if (sse.closed || signal.aborted) {
+          pacer.cancel();
+          return undefined; // client gone, or the deadline ended it
+        }
+        pacer.flush(); // what was generated before the failure still reaches the client
         sse.fail(error, renderErrorBody(toHttpError(error), req.path, 'detail'));
       }
       return undefined;
