@@ -94,6 +94,7 @@ export function planLocal(suite: Suite, options: PlanOptions): ProcessSpec[] {
           CLINICALSUITE_HOME: options.home,
           // The kit exits when its parent goes away, so a runner killed with SIGKILL leaves no orphans.
           EXIT_WITH_PARENT: 'true',
+          ...COMPONENTS[key].localEnv,
         },
         modelsDir,
         dataDir: dataDirOf(key),

@@ -56,6 +56,8 @@ describe('planLocal', () => {
         LOG_LEVEL: 'info',
         CLINICALSUITE_HOME: '/h',
         EXIT_WITH_PARENT: 'true',
+        // On a machine shared with the other services the LLM's event loop keeps its priority.
+        EVENT_LOOP_NICE: '0',
         MODELS_DIR: '/h/models',
         DATA_DIR: '/h/data/llm',
         MAX_CONCURRENCY: '3',

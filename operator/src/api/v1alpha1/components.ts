@@ -46,6 +46,11 @@ export interface Component {
    */
   readonly projectorEnv?: string;
   /**
+   * Variables the local runner sets, where the service shares one machine with the others (the
+   * spec's `env` still wins): a pod keeps the service's own defaults, which suit a container.
+   */
+  readonly localEnv?: Readonly<Record<string, string>>;
+  /**
    * The env var that points replicas at a shared store. Without it each replica keeps its own
    * (an embedded database on its volume), so more than one replica requires it.
    */
@@ -108,6 +113,10 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     // CommonJS, so that it sizes libuv's thread pool for the CPU or the GPU before anything starts
     // the pool (services/llm/src/thread-pool.ts), then loads dist/main.js.
     entry: 'dist/boot.cjs',
+    // Its event loop yields to llama.cpp's threads on a CPU decode (services/llm/README.md,
+    // Speed): in a container that weighs only its own threads; on a shared machine it would yield
+    // to every other service too.
+    localEnv: { EVENT_LOOP_NICE: '0' },
   },
   agent: {
     title: 'Agent orchestrator',
