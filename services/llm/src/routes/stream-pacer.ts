@@ -21,6 +21,10 @@ export class StreamPacer {
 
   push(text: string): void {
     if (text === '') return;
+    if (this.intervalMs === 0) {
+      this.write(text); // unpaced: nothing to hold, no clock to read on every token
+      return;
+    }
     this.held += text;
     if (this.timer !== undefined) return;
     const wait = this.lastWrite + this.intervalMs - this.now();
