@@ -4,7 +4,7 @@
 // Models come from the machine's cache ($CLINICALSUITE_HOME/models, linked, never copied); the code
 // search's imported sets and title vectors are kept there too, so only the first run builds them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +52,12 @@ describeReal(
     let tokens: Map<string, string>;
     const urls = new Map<ComponentKey, string>();
     const url = (key: ComponentKey) => urls.get(key)!;
+    /** The last lines of a service's log (the runner writes $CLINICALSUITE_HOME/logs/<dir>.log). */
+    const logTail = (dir: string, lines: number): string => {
+      const file = join(home, 'logs', `${dir}.log`);
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '(no log)';
+      return `${file}, last ${String(lines)} lines:\n${text.trimEnd().split('\n').slice(-lines).join('\n')}`;
+    };
     const lastTable = (): Map<string, TableRow> =>
       new Map((parseTables(out).at(-1) ?? []).map((r) => [r.name, r]));
 
@@ -216,7 +222,7 @@ describeReal(
       let got: {
         task: { status: string; result: string | null };
         runs: { status: string }[];
-        logs: { message: string }[];
+        logs: { message: string; created_at: string }[];
       };
       for (;;) {
         got = (await action({ action: 'get_task', task_id: String(created['id']) })) as typeof got;
@@ -225,7 +231,12 @@ describeReal(
       }
       // Which code a 1.5B model reports varies (the task agent samples at 0.2); that it planned, called
       // the code search through its skill and finished with an answer does not.
-      console.log(`task result: ${got.task.result ?? '(none)'}`);
+      console.log(
+        `task ${got.task.status}, result: ${got.task.result ?? '(none)'}\n` +
+          got.logs.map((l) => `  ${l.created_at} ${l.message}`).join('\n'),
+      );
+      // A task that did not finish shows what the agent and the LLM were doing meanwhile.
+      if (got.task.status !== 'done') for (const dir of ['task-agent', 'llm']) console.log(logTail(dir, 40));
       expect(got.task.status).toBe('done');
       expect(got.runs[0]).toMatchObject({ status: 'done' });
       expect(got.logs.map((l) => l.message)).toEqual(
