@@ -28,7 +28,7 @@ const LIMITS: RunLimits = {
   // Sampled with a fixed seed: greedy decoding of the tiny model finishes at once; this seed makes
   // it call a skill first (the same on every run: the LLM samples with the request's seed).
   temperature: 1,
-  seed: 3,
+  seed: 1,
   observationChars: 500,
   thoughtChars: 30,
   answerChars: 120,
@@ -117,6 +117,43 @@ describe('executeRun on the tiny model', () => {
     expect(calls.length).toBe(skillEvents.filter((e) => e === 'echo_word:ok').length);
     expect(calls.length).toBeGreaterThan(0);
     expect(logs.some((l) => l.message.startsWith('step 1: calling skill echo_word {"word":'))).toBe(true);
+  }, 60_000);
+
+  it('does not run a call it already answered: it points the LLM at the observation and finishes', async () => {
+    // One possible input, so every call of the skill is the same call. This seed makes the tiny
+    // model call it twice running (pick another if the prompt changes: the test says if none did).
+    const calls: string[] = [];
+    const lookUp: Skill<{ code: 'I10' }> = {
+      name: 'look_up',
+      description: 'Looks up the code I10.',
+      service: null,
+      input: z.object({ code: z.literal('I10') }),
+      run: (input) => {
+        calls.push(input.code);
+        return Promise.resolve('I10: Essential (primary) hypertension');
+      },
+    };
+    const { logs, log } = collect();
+    const result = await executeRun({
+      title: 'Look up I10',
+      description: 'Use look_up, then answer.',
+      skills: [lookUp],
+      backend: client,
+      model: 'alpha-2-9b-it',
+      limits: { ...LIMITS, maxSteps: 5, seed: 14 },
+      signal: new AbortController().signal,
+      now: () => Date.now(),
+      events: { log },
+    });
+    const messages = logs.map((l) => `${l.level} ${l.message}`);
+    expect(messages).toEqual([
+      'info step 1: calling skill look_up {"code":"I10"}',
+      expect.stringMatching(/^info step 1: skill look_up answered in [\d.]+ s \(37 characters\)$/),
+      'warn step 2: skill look_up was called with this input at step 1; not called again',
+      expect.stringMatching(/^info step 3: finished with an answer/),
+    ]);
+    expect(calls).toEqual(['I10']);
+    expect(result).toMatchObject({ status: 'done', steps: 3 });
   }, 60_000);
 
   it('stops at once when aborted, the LLM call in flight included', async () => {

@@ -7,7 +7,10 @@ import type { LogLevel } from './types.js';
  * One run of a task: a bounded plan-and-act loop. Each step the LLM answers one JSON object
  * `{thought, action}` under a grammar built from the skills' schemas; the action calls a skill
  * (its answer becomes the next observation) or finishes with the answer. The last step may only
- * finish. Every step, skill call and failure is logged to the task. Aborting `signal` (cancel,
+ * finish. A call that repeats one already answered in this run (same skill, same input) is not
+ * run again: the LLM is pointed at the observation it has, and its next step may only finish.
+ * Small models otherwise ask the same question until the steps run out. Every step, skill call
+ * and failure is logged to the task. Aborting `signal` (cancel,
  * time budget, lost lease) stops the loop at once, the LLM call in flight included: the function
  * then throws the signal's reason.
  */
@@ -97,6 +100,7 @@ export function systemPrompt(skills: readonly AnySkill[], maxSteps: number): str
     `Each step, answer with one JSON object {"thought": ..., "action": ...}. The action either calls a skill ({"skill": <name>, "input": {...}}) or ends the task ({"skill": "${FINISH}", "answer": <the final answer>}).`,
     `You have at most ${maxSteps} steps; the last one must finish.`,
     'Use the skills to look things up instead of guessing. Never invent clinical facts, codes or results: if a skill failed or found nothing, say so in the answer.',
+    'Never call a skill again with an input you already used: its observation is already above.',
     skills.length === 0 ? 'No skills are available: answer from the task alone.' : `Skills:\n${list}`,
   ].join('\n');
 }
@@ -112,9 +116,12 @@ export async function executeRun(input: RunInput): Promise<RunResult> {
     { role: 'system', content: systemPrompt(skills, limits.maxSteps) },
     { role: 'user', content: `Task: ${input.title}\n\n${input.description}`.trim() },
   ];
+  /** The calls answered so far in this run (skill and input) and the step of each. */
+  const answered = new Map<string, number>();
+  let finishNext = false;
   for (let step = 1; step <= limits.maxSteps; step++) {
     signal.throwIfAborted();
-    const last = step === limits.maxSteps;
+    const last = step === limits.maxSteps || finishNext;
     const completion = await input.backend.complete(
       {
         model: input.model,
@@ -177,6 +184,20 @@ export async function executeRun(input: RunInput): Promise<RunResult> {
       messages.push({ role: 'user', content: `Skill ${skill.name} refused the input: ${problems}` });
       continue;
     }
+    const call = `${skill.name} ${JSON.stringify(args.data)}`;
+    const before = answered.get(call);
+    if (before !== undefined) {
+      await events.log(
+        'warn',
+        `step ${step}: skill ${skill.name} was called with this input at step ${before}; not called again`,
+      );
+      messages.push({
+        role: 'user',
+        content: `You called ${skill.name} with this input at step ${before}; its observation is above. Finish with the answer now.`,
+      });
+      finishNext = true;
+      continue;
+    }
     await events.log(
       'info',
       `step ${step}: calling skill ${skill.name} ${clip(JSON.stringify(args.data), 300).text}`,
@@ -192,6 +213,7 @@ export async function executeRun(input: RunInput): Promise<RunResult> {
         `step ${step}: skill ${skill.name} answered in ${seconds.toFixed(2)} s (${observation.length} characters${shown.cut ? `, the LLM read the first ${limits.observationChars}` : ''})`,
       );
       messages.push({ role: 'user', content: `Observation from ${skill.name}:\n${shown.text}` });
+      answered.set(call, step);
     } catch (error) {
       signal.throwIfAborted();
       const seconds = (input.now() - started) / 1000;
