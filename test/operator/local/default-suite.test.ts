@@ -2,7 +2,8 @@
 // crds/samples/local.yaml, every enabled service on the manifest's default models (the real text
 // LLM among them), until each is ready; then an answer from every engine a user reaches first.
 // Models come from the machine's cache ($CLINICALSUITE_HOME/models, linked, never copied); the code
-// search's imported sets and title vectors are kept there too, so only the first run builds them.
+// search's imported sets and title vectors are kept there too, so only the first run builds them
+// (.ci/run builds the vectors before the tests: warm-codesearch.js).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -10,9 +10,8 @@ import type { LogLevel } from './types.js';
  * finish. A call that repeats one already answered in this run (same skill, same input) is not
  * run again: the LLM is pointed at the observation it has, and its next step may only finish.
  * Small models otherwise ask the same question until the steps run out. Every step, skill call
- * and failure is logged to the task. Aborting `signal` (cancel,
- * time budget, lost lease) stops the loop at once, the LLM call in flight included: the function
- * then throws the signal's reason.
+ * and failure is logged to the task. Aborting `signal` (cancel, time budget, lost lease) stops the
+ * loop at once, the LLM call in flight included: the function then throws the signal's reason.
  */
 
 export interface RunLimits {
