@@ -13,9 +13,9 @@
 // engine-backend.js: its loop on node-llama-cpp's native addon, without HTTP, and without a client
 // parsing the stream beside it); `llama-server` (through the same SDK code as the service).
 // Targets: the service at >= 1.0x llama-server, single and 3 concurrent; on a GPU, aggregate at 3
-// concurrent >= 1.8x one stream. On a CPU a 3-token batch costs nearly three 1-token decodes
-// (services/llm/README.md, Speed), so no engine gets much from batching there: the line prints
-// llama-server's own aggregate / single beside the service's instead of a target.
+// concurrent >= 1.8x one stream. On a CPU what a 3-token batch gains depends on the machine (from
+// little to about 1.45x: services/llm/README.md, Speed), so the line prints llama-server's own
+// aggregate / single beside the service's instead of a target.
 //
 // Threads: 2 (the service's default: the cores it may use) on a 2-core machine. The service runs
 // with the libuv pool its entry chooses, 1 thread on the CPU and MAX_CONCURRENCY + 1 on a GPU
