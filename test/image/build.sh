@@ -95,6 +95,16 @@ c=$(buildah from "$IMAGE")
 cleanup_container() { buildah rm "$c" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup_container EXIT
 run() { buildah run --user 10001:10001 --env HOME=/tmp "$c" -- "$@"; }
+# A service from the image, in the background on port $1, and how to stop it. `buildah run` does
+# not pass a signal on to what it runs, so the service runs under `setpriv --pdeathsig KILL` (it
+# dies with buildah's chroot helper, its parent), and stopping kills buildah and the helper, whose
+# command lines name the port.
+start_service() {
+  local port=$1
+  shift
+  run setpriv --pdeathsig KILL -- env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models "$@"
+}
+stop_service() { pkill -KILL -f -- "PORT=$1 HOST=" || true; }
 run id -u | grep -x 10001 >/dev/null
 run node --version
 run tesseract --list-langs 2>&1 | grep -x vie >/dev/null
@@ -107,8 +117,8 @@ run setpriv --pdeathsig KILL -- true
 run cat node_modules/@fugood/whisper.node/build/Release/build.json | grep '"variant":"haswell"' >/dev/null
 run node -e 'require("./node_modules/@fugood/whisper.node/build/Release/index.node")'
 port=$((20000 + RANDOM % 20000))
-run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models FACE_API_TOKEN=smoke-test-token-0123456789 \
-  node services/face/dist/main.js >"$work/service.log" 2>&1 &
+start_service "$port" FACE_API_TOKEN=smoke-test-token-0123456789 node services/face/dist/main.js \
+  >"$work/service.log" 2>&1 &
 pid=$!
 ok=0
 for _ in $(seq 1 60); do
@@ -117,7 +127,7 @@ for _ in $(seq 1 60); do
   sleep 1
 done
 health=$(curl -sS -o "$work/health.json" -w '%{http_code}' "http://127.0.0.1:$port/health" || true)
-kill "$pid" 2>/dev/null || true
+stop_service "$port"
 wait "$pid" 2>/dev/null || true
 if [ "$ok" != 1 ]; then
   echo "the face service did not answer from the image:"
@@ -128,8 +138,8 @@ echo "   face service from the image: GET / -> $(cat "$work/root.json")"
 echo "   GET /health -> $health $(cat "$work/health.json") (503 until its models are fetched)"
 # A service whose engine is in the image (espeak-ng), answering a real request.
 port=$((20000 + RANDOM % 20000))
-run env PORT="$port" HOST=127.0.0.1 DATA_DIR=/tmp/data MODELS_DIR=/tmp/models TTS_API_TOKEN=smoke-test-token-0123456789 \
-  node services/tts/dist/main.js >"$work/tts.log" 2>&1 &
+start_service "$port" TTS_API_TOKEN=smoke-test-token-0123456789 node services/tts/dist/main.js \
+  >"$work/tts.log" 2>&1 &
 pid=$!
 code=000
 for _ in $(seq 1 60); do
@@ -139,7 +149,7 @@ for _ in $(seq 1 60); do
   [ "$code" = 200 ] && break
   sleep 1
 done
-kill "$pid" 2>/dev/null || true
+stop_service "$port"
 wait "$pid" 2>/dev/null || true
 if [ "$code" != 200 ] || [ "$(head -c 4 "$work/speech.wav")" != RIFF ]; then
   echo "the tts service in the image did not speak (HTTP $code):"
