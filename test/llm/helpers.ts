@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createLogger, serve, type RunningServer } from '@clinicalsuite/kit';
 import { buildLlmApp, type LlmService } from '../../services/llm/src/app.js';
 import { loadLlmConfig, type LlmConfig } from '../../services/llm/src/config.js';
 import { ensureTinyLlamaGguf } from '../fixtures/models/tiny-llama-gguf.js';
-import { captureLogs } from '../kit/helpers.js';
+import { captureLogs, freePort } from '../kit/helpers.js';
+import { REPO_ROOT } from '../kit/models/helpers.js';
 
 export const TOKEN = 'test-token-llm';
 
@@ -111,4 +114,62 @@ export function occupyLlm(url: string): { release: () => void; done: Promise<unk
     .then((r) => r.text())
     .catch(() => undefined);
   return { release: () => controller.abort(), done };
+}
+
+/** The service's built entry, as the runner and the operator start it. */
+export const LLM_ENTRY = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
+
+export interface LlmProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** What it wrote to stdout (its JSON log lines) so far. */
+  readonly output: () => string;
+  stop(): void;
+}
+
+/**
+ * Starts the built entry (dist/boot.cjs) as its own process with `env` (no model to load unless it
+ * names one) and resolves once `path` answers 200; `stop` kills it.
+ */
+export async function startLlmEntry(
+  env: Record<string, string>,
+  path = '/status',
+  timeoutMs = 20_000,
+): Promise<LlmProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [LLM_ENTRY], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      API_TOKEN: TOKEN,
+      MODEL_PATH: '/nonexistent/model.gguf',
+      NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
+      LOG_LEVEL: 'error',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (data: Buffer) => (output += data.toString()));
+  const url = `http://127.0.0.1:${String(port)}`;
+  const running: LlmProcess = {
+    url,
+    pid: child.pid as number,
+    output: () => output,
+    stop: () => child.kill('SIGKILL'),
+  };
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await fetch(`${url}${path}`, { headers: auth }).catch(() => null);
+      if (res?.status === 200) return running;
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`boot.cjs did not answer ${path}:\n${output}`);
+      await sleep(50);
+    }
+  } catch (error) {
+    running.stop();
+    throw error;
+  }
 }

@@ -22,8 +22,24 @@ class RecordingContext implements NativeContext {
   /** Set to hold the next decode until `release` is called. */
   hold = false;
   release: (() => void) | undefined;
-  inFlight = false;
+  /** Samples asked for and not yet done (queued or running). */
+  pendingSamples = 0;
+  /** For each sample asked for: whether a decode was then queued or running ahead of it. */
+  readonly behindDecode: boolean[] = [];
+  private pendingDecodes = 0;
   private size = 0;
+  /** A decode is queued or running. */
+  get inFlight(): boolean {
+    return this.pendingDecodes > 0;
+  }
+  /** libuv's pool of one thread: its jobs run one at a time, in the order they were queued. */
+  private pool: Promise<unknown> = Promise.resolve();
+
+  private queue<T>(job: () => Promise<T>): Promise<T> {
+    const result = this.pool.then(job);
+    this.pool = result.catch(() => undefined);
+    return result;
+  }
 
   initBatch(size: number): void {
     this.size = size;
@@ -36,26 +52,30 @@ class RecordingContext implements NativeContext {
     batch.push({ sequence, first, tokens: [...tokens], logits: [...logits] });
     return Uint32Array.from(logits, (i) => offset + i);
   }
-  async decodeBatch(): Promise<void> {
-    this.inFlight = true;
-    try {
-      if (this.hold) await new Promise<void>((resolve) => (this.release = resolve));
-      await new Promise((r) => setImmediate(r));
-      if (this.failing.has(this.batches.length)) throw new Error('Eval has failed');
-    } finally {
-      this.inFlight = false;
-    }
+  decodeBatch(): Promise<void> {
+    const number = this.batches.length;
+    this.pendingDecodes++;
+    return this.queue(async () => {
+      try {
+        if (this.hold) await new Promise<void>((resolve) => (this.release = resolve));
+        await new Promise((r) => setImmediate(r));
+        if (this.failing.has(number)) throw new Error('Eval has failed');
+      } finally {
+        this.pendingDecodes--;
+      }
+    });
   }
-  /** Samples in flight. */
-  sampling = 0;
-  async sampleToken(index: number): Promise<number> {
-    this.sampling++;
-    try {
-      await new Promise((r) => setImmediate(r));
-      return 1000 + index;
-    } finally {
-      this.sampling--;
-    }
+  sampleToken(index: number): Promise<number> {
+    this.behindDecode.push(this.pendingDecodes > 0);
+    this.pendingSamples++;
+    return this.queue(async () => {
+      try {
+        await new Promise((r) => setImmediate(r));
+        return 1000 + index;
+      } finally {
+        this.pendingSamples--;
+      }
+    });
   }
   disposeSequence(): void {}
   removeTokenCellsFromSequence(): boolean {
@@ -74,10 +94,13 @@ class Recorder implements Stepper {
   readonly sampler = sampler;
   readonly taken: (Token | Error)[] = [];
   closed = 0;
+  /** Samples still pending in the addon when it was closed (which frees its sampler). */
+  pendingAtClose: number[] = [];
   cancelled = false;
   /** For each flush: what `probe` said then (whether a decode or a sample was in flight). */
   readonly flushes: unknown[] = [];
   probe: () => unknown = () => false;
+  native: RecordingContext | undefined;
   readonly done: Promise<void>;
   private finished!: () => void;
 
@@ -100,6 +123,7 @@ class Recorder implements Stepper {
   }
   close(): void {
     this.closed++;
+    this.pendingAtClose.push(this.native?.pendingSamples ?? 0);
     this.finished();
   }
 }
@@ -108,12 +132,14 @@ class Recorder implements Stepper {
 function setup(
   contextSize = 100,
   output: 'decode' | 'sampling' = 'decode',
+  samplesBehindDecode = false,
 ): { native: RecordingContext; lockstep: Lockstep; cleared: number[] } {
   const native = new RecordingContext();
   const cleared: number[] = [];
   const lockstep = new Lockstep(native, {
     batchSize: 8,
     output,
+    samplesBehindDecode,
     contextSize,
     onDecodeError: (s) => cleared.push(s.id),
   });
@@ -169,7 +195,7 @@ describe('Lockstep', () => {
     const a = new Recorder(0, 4);
     const b = new Recorder(1, 2);
     // For each flush: a decode in flight (D), a sample in flight (S), or neither (-).
-    const probe = (): string => (native.inFlight ? 'D' : native.sampling > 0 ? 'S' : '-');
+    const probe = (): string => (native.inFlight ? 'D' : native.pendingSamples > 0 ? 'S' : '-');
     a.probe = b.probe = probe;
     lockstep.add(a, tokens(3));
     await new Promise((r) => setImmediate(r));
@@ -238,5 +264,74 @@ describe('Lockstep', () => {
     const late = new Recorder(1, 2);
     lockstep.add(late, tokens(1));
     expect([(late.taken[0] as Error).message, late.closed]).toEqual(['unloading', 1]);
+  });
+  it('queues the samples behind their decode where the pool has one thread, and takes the same tokens', async () => {
+    const run = async (behind: boolean) => {
+      const { native, lockstep } = setup(100, 'sampling', behind);
+      const a = new Recorder(0, 4);
+      const b = new Recorder(1, 2);
+      a.probe = b.probe = () => (native.inFlight ? 'D' : native.pendingSamples > 0 ? 'S' : '-');
+      lockstep.add(a, tokens(3));
+      await new Promise((r) => setImmediate(r));
+      lockstep.add(b, tokens(12, 50));
+      await Promise.all([a.done, b.done]);
+      return {
+        batches: native.batches,
+        taken: [a.taken, b.taken],
+        flushes: [a.flushes, b.flushes],
+        behind: native.behindDecode,
+      };
+    };
+    const queued = await run(true);
+    const after = await run(false);
+    expect(queued.batches).toEqual(after.batches);
+    expect(queued.taken).toEqual([
+      [1002, 1000, 1000, 1000],
+      [1005, 1001],
+    ]);
+    expect(queued.taken).toEqual(after.taken);
+    // The output still goes out during a prompt's decode, and during the samples of a step of one
+    // token per sequence (which run once the decode is back).
+    expect(queued.flushes).toEqual([
+      ['D', 'D', 'D', 'S'],
+      ['D', 'D', 'S'],
+    ]);
+    expect(queued.flushes).toEqual(after.flushes);
+    // Six samples: each asked for while its decode was still queued or running, or only after.
+    expect(queued.behind).toEqual([true, true, true, true, true, true]);
+    expect(after.behind).toEqual([false, false, false, false, false, false]);
+  });
+
+  it('ends the generations of a failed decode only once the samples queued behind it are done', async () => {
+    const { native, lockstep, cleared } = setup(100, 'sampling', true);
+    native.failing.add(2);
+    const a = new Recorder(0, 5);
+    a.native = native;
+    lockstep.add(a, tokens(2));
+    await a.done;
+    expect(a.taken).toHaveLength(2);
+    expect((a.taken[1] as Error).message).toBe('Eval has failed');
+    // Closing frees the sampler: no sample of it may still be queued or running then.
+    expect([a.closed, a.pendingAtClose, cleared]).toEqual([1, [0], [0]]);
+
+    const b = new Recorder(1, 2);
+    lockstep.add(b, tokens(2));
+    await b.done;
+    expect(b.taken).toEqual([1001, 1000]);
+  });
+
+  it('drops a generation cancelled during its decode once the sample queued behind it is done', async () => {
+    const { native, lockstep } = setup(100, 'sampling', true);
+    const cancelled = new Recorder(0, 10);
+    cancelled.native = native;
+    native.hold = true;
+    lockstep.add(cancelled, tokens(2));
+    while (native.release === undefined) await new Promise((r) => setImmediate(r));
+    expect(native.pendingSamples).toBe(1);
+    cancelled.cancelled = true;
+    native.hold = false;
+    native.release();
+    await cancelled.done;
+    expect([cancelled.taken, cancelled.closed, cancelled.pendingAtClose]).toEqual([[], 1, [0]]);
   });
 });

@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import { llmConfigSchema, loadLlmConfig } from '../../services/llm/src/config.js';
 import {
@@ -12,11 +9,7 @@ import {
   uvThreadpoolSizeOf,
   type HostDevices,
 } from '../../services/llm/src/thread-pool.js';
-import { freePort } from '../kit/helpers.js';
-import { REPO_ROOT } from '../kit/models/helpers.js';
-import { startLlm, tinyModelPath } from './helpers.js';
-
-const BOOT = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
+import { auth, startLlm, startLlmEntry, tinyModelPath } from './helpers.js';
 
 const cpuHost: HostDevices = { platform: 'linux', nvidia: false, renderNode: false };
 const nvidiaHost: HostDevices = { platform: 'linux', nvidia: true, renderNode: false };
@@ -103,8 +96,8 @@ describe('a service whose pool does not suit where it decodes', () => {
 });
 
 /**
- * Starts the built entry (dist/boot.cjs) with `env` (no model to load unless it names one), polls
- * `path` until it answers 200, and returns what `read` makes of that answer and the process's id.
+ * Starts the built entry with `env`, waits until `path` answers 200, and returns what `read` makes
+ * of that answer and the process's id.
  */
 async function whenAnswering<T>(
   env: Record<string, string>,
@@ -112,33 +105,11 @@ async function whenAnswering<T>(
   read: (res: Response, pid: number) => T | Promise<T>,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [BOOT], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      API_TOKEN: 't',
-      MODEL_PATH: '/nonexistent/model.gguf',
-      NVIDIA_SMI_PATH: '/nonexistent/nvidia-smi',
-      LOG_LEVEL: 'error',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const entry = await startLlmEntry(env, path, timeoutMs);
   try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-        headers: { authorization: 'Bearer t' },
-      }).catch(() => null);
-      if (res?.status === 200) return await read(res, child.pid as number);
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`boot.cjs did not answer ${path}`);
-      await sleep(50);
-    }
+    return await read(await fetch(`${entry.url}${path}`, { headers: auth }), entry.pid);
   } finally {
-    child.kill('SIGKILL');
+    entry.stop();
   }
 }
 

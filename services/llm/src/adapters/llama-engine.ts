@@ -18,6 +18,7 @@ import {
 } from 'node-llama-cpp';
 import { StopText } from '../domain/stop-text.js';
 import type { ChatTurn, GenerationParams, GenerationResult, OutputFormat } from '../domain/types.js';
+import { uvThreadpoolSizeOf } from '../thread-pool.js';
 import {
   decodesOnCpu,
   type BatchingStats,
@@ -51,6 +52,11 @@ export interface LlamaEngineOptions {
   readonly gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | false;
   readonly gpuLayers: number | 'auto' | 'max';
   readonly batchSize?: number | undefined;
+  /**
+   * libuv's pool size, as the process started with it (default: UV_THREADPOOL_SIZE, as libuv reads
+   * it). With one thread, a step's samples are queued behind its decode (lockstep.ts).
+   */
+  readonly uvThreadpoolSize?: number | undefined;
   /** llama.cpp's own log lines. */
   readonly log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -90,7 +96,8 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
       backendVersion: await getModuleVersion(),
     };
     const native = nativeOf(context, model, description.backendVersion);
-    return new LlamaEngine(llama, model, context, native, wrapper, description);
+    const poolThreads = options.uvThreadpoolSize ?? uvThreadpoolSizeOf(process.env['UV_THREADPOOL_SIZE']);
+    return new LlamaEngine(llama, model, context, native, wrapper, description, poolThreads === 1);
   } catch (error) {
     await model?.dispose();
     await llama.dispose();
@@ -147,12 +154,14 @@ class LlamaEngine implements LlmEngine {
     private readonly native: Native,
     private readonly chatWrapper: ChatWrapper,
     readonly description: ModelDescription,
+    samplesBehindDecode: boolean,
   ) {
     this.contextSize = context.contextSize;
     this.pool = new SequencePool(native.context, context.totalSequences, model.fileInsights.swaSize);
     this.lockstep = new Lockstep(native.context, {
       batchSize: context.batchSize,
       output: decodesOnCpu(description) ? 'sampling' : 'decode',
+      samplesBehindDecode,
       contextSize: context.contextSize,
       onDecodeError: (sequence) => {
         this.pool.clear(sequence);

@@ -16,6 +16,7 @@ export function llamaLoader(config: LlmConfig, logger: Logger): (path: string) =
       gpu: config.GPU === 'false' ? false : config.GPU,
       gpuLayers: config.GPU_LAYERS,
       batchSize: config.BATCH_SIZE,
+      uvThreadpoolSize: config.uvThreadpoolSize,
       log: (level, message) => logger[level]({ component: 'llama.cpp' }, message),
     });
 }

@@ -6,8 +6,9 @@ import type { Sequence } from './sequence-pool.js';
  * Steps every generation in work together, as llama-server's loop does: each step puts every
  * generation's next token (or a new one's prompt, up to the batch size) into one batch, decodes it
  * once, samples each generation's token, hands it over, and goes again. A new generation joins at
- * the next step. The calls are the native addon's (native.ts): two hand-offs to libuv's pool per
- * step (the decode, then the samples side by side), nothing queued in between. What a step's tokens
+ * the next step. The calls are the native addon's (native.ts): jobs on libuv's pool, the decode,
+ * then the samples side by side, queued with the decode where the pool has one thread
+ * (`LockstepOptions.samplesBehindDecode`), and nothing else queued in between. What a step's tokens
  * produce for the clients (stream writes, metrics) is handed on while the next step's decode or
  * sampling runs (`LockstepOptions.output`).
  */
@@ -54,6 +55,13 @@ export interface LockstepOptions {
    * its decode, so a long prompt does not hold the other streams' text back.
    */
   readonly output: 'decode' | 'sampling';
+  /**
+   * Queue a step's samples together with its decode. True only where libuv's pool has one thread:
+   * its jobs then run in the order they were queued, so each sample runs the moment the decode
+   * ends, on the logits it left, without a round trip through the event loop first. With more
+   * threads a sample could start beside the decode, so the loop waits for the decode instead.
+   */
+  readonly samplesBehindDecode: boolean;
   /** Positions a sequence has. */
   readonly contextSize: number;
   /** Called for each sequence of a step whose decode failed: its cache is not known any more. */
@@ -166,6 +174,7 @@ export class Lockstep {
   private async step(plan: readonly Planned[]): Promise<void> {
     const { native } = this;
     let flushDuringSampling = false;
+    let queued: Promise<(Token | Error)[]> | undefined;
     try {
       native.initBatch(plan.reduce((sum, p) => sum + p.tokens.length, 0));
       for (const p of plan) {
@@ -175,12 +184,15 @@ export class Lockstep {
         if (p.sample) p.logitIndex = indexes[0] as number;
       }
       const decoding = native.decodeBatch();
+      if (this.options.samplesBehindDecode) queued = this.sampleAll(plan.filter((p) => p.sample));
       // The decode runs on libuv's pool: the last step's output goes out meanwhile, or while this
       // step's tokens are sampled (LockstepOptions.output).
       flushDuringSampling = this.options.output === 'sampling' && plan.every((p) => p.tokens.length === 1);
       if (!flushDuringSampling) for (const p of plan) flushQuietly(p.stepper);
       await decoding;
     } catch (error) {
+      // Samples queued behind a failed decode still run: their samplers are freed only after.
+      await queued;
       for (const p of plan) {
         this.options.onDecodeError(p.stepper.sequence);
         this.finish(p.stepper, asError(error));
@@ -193,8 +205,10 @@ export class Lockstep {
       p.stepper.sequence.tokens.push(...p.tokens);
       this.active.get(p.stepper)?.splice(0, p.tokens.length);
     }
-    const sampling = plan.filter((p) => p.sample && !p.stepper.cancelled);
-    const samples = Promise.all(sampling.map((p) => this.sample(p)));
+    // Samples queued behind the decode are under way for every finished prompt; otherwise only the
+    // generations still wanted are sampled, now.
+    const sampling = plan.filter((p) => p.sample && (queued !== undefined || !p.stepper.cancelled));
+    const samples = queued ?? this.sampleAll(sampling);
     if (flushDuringSampling) for (const p of plan) flushQuietly(p.stepper);
     const tokens = await samples;
     sampling.forEach((p, i) => {
@@ -212,6 +226,11 @@ export class Lockstep {
       if (more && !(token instanceof Error)) this.active.get(p.stepper)?.push(token);
       else this.drop(p.stepper);
     });
+  }
+
+  /** Each one's next token, sampled side by side (never rejects: a failure is that one's Error). */
+  private sampleAll(sampling: readonly Planned[]): Promise<(Token | Error)[]> {
+    return Promise.all(sampling.map((p) => this.sample(p)));
   }
 
   private async sample(p: Planned): Promise<Token | Error> {
