@@ -2,7 +2,12 @@ import { basename } from 'node:path';
 import { createKit, serviceAuth, type KitApp, type Logger, type ModelHost } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { LlmEngine } from './adapters/engine.js';
-import { checkThreadPool, llamaLoader, yieldEventLoopToDecode } from './adapters/load-model.js';
+import {
+  checkHugePages,
+  checkThreadPool,
+  llamaLoader,
+  yieldEventLoopToDecode,
+} from './adapters/load-model.js';
 import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
@@ -59,7 +64,7 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     load: async ([path]) =>
       yieldEventLoopToDecode(
         config,
-        checkThreadPool(config, await load(path ?? config.modelPath), logger),
+        checkThreadPool(config, await checkHugePages(await load(path ?? config.modelPath), logger), logger),
         logger,
       ),
     describe: (engine) => ({
