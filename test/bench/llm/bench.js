@@ -35,14 +35,7 @@
 // (no `engine` row), BENCH_SKIP_DIRECT=1 (no `direct` rows), BENCH_SERVICE_ENV (JSON: variables
 // for the service, e.g. '{"STREAM_INTERVAL_MS":"100"}'), BENCH_COMPARE_ENV (JSON: a second
 // service, row `service*`, with these variables beside the first, to measure a setting with and
-// without in one run), BENCH_LLAMA_SERVER_NO_MMAP=1 (a second llama-server, row `llama-server*`,
-// with --load-mode none, no mmap, and the service's process variables: its weights in memory on
-// huge pages too).
-//
-// Memory: the service and the rows in this process start with the variables both launchers give
-// the service's process (the catalogue's processEnv: GLIBC_TUNABLES), and a CPU decode reads the
-// weights into memory (MODEL_MMAP=auto), where they sit on huge pages; llama-server maps the file,
-// as it does by default. The line "weights" says what each had.
+// without in one run).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -54,7 +47,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { LlamaChat, LlamaLogLevel, getLlama, resolveChatWrapper } from 'node-llama-cpp';
 import { MODEL_MANIFEST, defaultModelsDir, resolveModelPath } from '@clinicalsuite/kit/models';
-import { COMPONENTS } from '../../../operator/dist/api/v1alpha1/index.js';
 import { threadPoolChoice, uvThreadpoolSizeOf } from '../../../services/llm/dist/thread-pool.js';
 import { engineBackend } from './engine-backend.js';
 import { chatPrompt, tokensResult } from './generation.js';
@@ -94,14 +86,10 @@ const directPool = threadPoolChoice({
   GPU_LAYERS: onGpu ? 'max' : 'auto',
   MAX_CONCURRENCY: String(CONCURRENCY),
 });
-// The variables both launchers give the service as its process starts (GLIBC_TUNABLES: the weights
-// of a CPU decode on huge pages): the service gets them, and so does this process, for the rows
-// that run in it, by the same run again.
-const PROCESS_ENV = COMPONENTS.llm.processEnv ?? {};
 if (process.env.UV_THREADPOOL_SIZE === undefined) {
   const again = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
     stdio: 'inherit',
-    env: { ...PROCESS_ENV, ...process.env, UV_THREADPOOL_SIZE: String(directPool.size) },
+    env: { ...process.env, UV_THREADPOOL_SIZE: String(directPool.size) },
   });
   process.exit(again.status ?? 1);
 }
@@ -333,7 +321,6 @@ async function serviceBackend(name = 'service', variables = SERVICE_ENV) {
   delete inherited.UV_THREADPOOL_SIZE;
   const env = {
     ...inherited,
-    ...PROCESS_ENV,
     ...(SERVICE_POOL === undefined ? {} : { UV_THREADPOOL_SIZE: SERVICE_POOL }),
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -352,16 +339,11 @@ async function serviceBackend(name = 'service', variables = SERVICE_ENV) {
   const entry = `${root}services/llm/dist/boot.cjs`;
   const { child } = await startChild('the service', process.execPath, [entry], env, url);
   const status = await fetch(`${url}/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  const { uv_threadpool_size: pool, model_memory: memory } = await status.json();
-  return { ...openAiBackend(name, `${url}/v1`), child, pool, memory };
+  const { uv_threadpool_size: pool } = await status.json();
+  return { ...openAiBackend(name, `${url}/v1`), child, pool };
 }
 
-/**
- * llama-server as it starts by default (the model file mapped), or with `--load-mode none` and the
- * service's process variables (row `llama-server*`): its weights then read into memory on huge
- * pages as the service's are, to tell the gain of that memory from the rest.
- */
-async function llamaServerBackend(hugePages = false) {
+async function llamaServerBackend() {
   const binary =
     process.env.LLAMA_SERVER ??
     execFileSync(`${root}services/medllm/scripts/build-llama-server.sh`, {
@@ -389,19 +371,9 @@ async function llamaServerBackend(hugePages = false) {
     // Same batch as node-llama-cpp's default for this context (min(contextSize x sequences, 512)).
     ...['-b', '512', '-ub', '512'],
     '--no-webui',
-    ...(hugePages ? ['--load-mode', 'none'] : []),
   ];
-  const name = hugePages ? 'llama-server*' : 'llama-server';
-  const env = hugePages ? { ...process.env, ...PROCESS_ENV } : withoutProcessEnv(process.env);
-  const { child } = await startChild(name, binary, args, env, url);
-  return { ...openAiBackend(name, `${url}/v1`), child, binary };
-}
-
-/** `env` without the service's process variables this run added to its own (llama-server's default). */
-function withoutProcessEnv(env) {
-  const plain = { ...env };
-  for (const [name, value] of Object.entries(PROCESS_ENV)) if (plain[name] === value) delete plain[name];
-  return plain;
+  const { child } = await startChild('llama-server', binary, args, process.env, url);
+  return { ...openAiBackend('llama-server', `${url}/v1`), child, binary };
 }
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
@@ -456,7 +428,6 @@ try {
     );
   }
   if (process.env.BENCH_SKIP_LLAMA_SERVER !== '1') backends.push(await llamaServerBackend());
-  if (process.env.BENCH_LLAMA_SERVER_NO_MMAP === '1') backends.push(await llamaServerBackend(true));
 
   const stats = new Map(backends.map((b) => [b.name, { single: [], batches: [] }]));
   // Warm each (first decode allocates buffers), then interleave: every round runs each backend
@@ -509,15 +480,6 @@ try {
       `in-process direct ${uvThreadpoolSizeOf(process.env.UV_THREADPOOL_SIZE)}; ` +
       `service variables: ${Object.keys(SERVICE_ENV).length === 0 ? 'its defaults' : JSON.stringify(SERVICE_ENV)}`,
   );
-  const weights = ({ mapped, huge_pages_bytes: huge }) =>
-    mapped
-      ? 'mapped from the file'
-      : `read into memory, ${Math.round((huge ?? 0) / 2 ** 20)} MiB of the process on huge pages`;
-  console.log(
-    `  weights: service ${weights(service.memory)}; llama-server mapped (its default)` +
-      (rows.has('llama-server*') ? ', llama-server* read into memory (--load-mode none)' : '') +
-      `; process variables of service and in-process rows: ${JSON.stringify(PROCESS_ENV)}`,
-  );
   console.log(
     `  load avg 1/5/15 min: start ${loadAtStart}, end ${loadAtEnd}; go builds running: start ${goAtStart}, end ${goAtEnd}`,
   );
@@ -546,16 +508,6 @@ try {
       );
     }
     console.log(`  service / llama-server: TTFT p50 ${f2(s.ttft50 / ls.ttft50)}; same text ${same(s, ls)}`);
-  }
-  const lh = rows.get('llama-server*');
-  if (lh !== undefined) {
-    console.log(
-      `  service / llama-server* (--load-mode none, ${JSON.stringify(PROCESS_ENV)}): single ${f2(s.singleTps / lh.singleTps)}, ` +
-        `3 concurrent ${f2(s.aggTps / lh.aggTps)}` +
-        (ls === undefined
-          ? ''
-          : `; llama-server* / llama-server: ${f2(lh.singleTps / ls.singleTps)}, ${f2(lh.aggTps / ls.aggTps)}`),
-    );
   }
   const c = rows.get('service*');
   if (c !== undefined) {
