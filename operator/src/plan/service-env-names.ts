@@ -41,7 +41,6 @@ export const SERVICE_ENV_NAMES: Readonly<Record<ComponentKey, readonly string[]>
     'GPU',
     'GPU_LAYERS',
     'MODEL_ALIAS',
-    'MODEL_MMAP',
     'MODEL_POLL_MS',
     'STREAM_INTERVAL_MS',
     'THREADS',

@@ -190,7 +190,6 @@ export function serviceEnv(input: ServiceEnvInput): Record<string, string> {
   env['PORT'] = String(input.port);
   env['HOST'] = input.host;
   Object.assign(env, input.runtime);
-  Object.assign(env, COMPONENTS[key].processEnv);
   env['MODELS_DIR'] = input.modelsDir;
   env['DATA_DIR'] = input.dataDir;
   env['MAX_CONCURRENCY'] = String(spec?.concurrency ?? COMPONENTS[key].concurrency);

@@ -58,8 +58,6 @@ describe('planLocal', () => {
         EXIT_WITH_PARENT: 'true',
         // On a machine shared with the other services the LLM's event loop keeps its priority.
         EVENT_LOOP_NICE: '0',
-        // Read by glibc as the process starts: large blocks (the weights) on huge pages.
-        GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1',
         MODELS_DIR: '/h/models',
         DATA_DIR: '/h/data/llm',
         MAX_CONCURRENCY: '3',

@@ -51,12 +51,6 @@ export interface Component {
    */
   readonly localEnv?: Readonly<Record<string, string>>;
   /**
-   * Variables read as the process starts, below the service's configuration (by the C library),
-   * which the service cannot set for itself: both launchers set them, the operator in the
-   * component's ConfigMap and the local runner in the process's env (the spec's `env` still wins).
-   */
-  readonly processEnv?: Readonly<Record<string, string>>;
-  /**
    * The env var that points replicas at a shared store. Without it each replica keeps its own
    * (an embedded database on its volume), so more than one replica requires it.
    */
@@ -123,10 +117,6 @@ const ROWS: Readonly<Record<ComponentKey, Row>> = {
     // Speed): in a container that weighs only its own threads; on a shared machine it would yield
     // to every other service too.
     localEnv: { EVENT_LOOP_NICE: '0' },
-    // glibc's malloc asks the kernel for transparent huge pages for large blocks, the weights among
-    // them when a CPU decode reads them into memory: one stream decodes 1.1-1.2x faster
-    // (services/llm/README.md, Speed).
-    processEnv: { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' },
   },
   agent: {
     title: 'Agent orchestrator',
