@@ -2,12 +2,7 @@ import { basename } from 'node:path';
 import { createKit, serviceAuth, type KitApp, type Logger, type ModelHost } from '@clinicalsuite/kit';
 import type { GpuStatusReader } from '@clinicalsuite/kit/gpu';
 import type { LlmEngine } from './adapters/engine.js';
-import {
-  checkHugePages,
-  checkThreadPool,
-  llamaLoader,
-  yieldEventLoopToDecode,
-} from './adapters/load-model.js';
+import { checkThreadPool, llamaLoader, yieldEventLoopToDecode } from './adapters/load-model.js';
 import type { LlmConfig } from './config.js';
 import { createLlmMetrics } from './metrics.js';
 import { chatCompletionsRoute } from './routes/chat-completions.js';
@@ -64,7 +59,7 @@ export function buildLlmApp(deps: LlmAppDeps): LlmService {
     load: async ([path]) =>
       yieldEventLoopToDecode(
         config,
-        checkThreadPool(config, await checkHugePages(await load(path ?? config.modelPath), logger), logger),
+        checkThreadPool(config, await load(path ?? config.modelPath), logger),
         logger,
       ),
     describe: (engine) => ({

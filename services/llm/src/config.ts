@@ -33,13 +33,6 @@ export const llmConfigSchema = kitConfigSchema({
   GPU_LAYERS: z.union([z.enum(['auto', 'max']), env.int({ min: 0, max: 100_000 })]).default('auto'),
   /** GPU backend: `auto` (CUDA/Vulkan/Metal when present), `cuda`, `vulkan`, or `false` for CPU only. */
   GPU: z.enum(['auto', 'cuda', 'vulkan', 'metal', 'false']).default('auto'),
-  /**
-   * How the weights reach memory. `false` reads the file into the process's own memory, which the
-   * kernel can back with huge pages (the service's launchers set GLIBC_TUNABLES for that: README,
-   * "Speed"); `true` maps the file, its pages shared with the page cache; `auto` reads it when
-   * decoding runs on the CPU and maps it otherwise.
-   */
-  MODEL_MMAP: z.enum(['auto', 'true', 'false']).default('auto'),
   /** Logical batch size of the context (tokens decoded per step, all sequences together). */
   BATCH_SIZE: env.int({ min: 1, max: 65_536 }).optional(),
   /**

@@ -24,8 +24,6 @@ export interface ModelDescription {
   /** The model's layers: with fewer on the GPU, every decode runs on the CPU's threads too. */
   readonly layers: number;
   readonly backendVersion: string;
-  /** The weights are mapped from the file (else read into the process's memory: MODEL_MMAP). */
-  readonly mapped: boolean;
 }
 
 /** Whether a decode keeps llama.cpp's CPU threads busy (some layers, or all, are on the CPU). */

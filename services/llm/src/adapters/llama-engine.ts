@@ -53,12 +53,6 @@ export interface LlamaEngineOptions {
   readonly gpuLayers: number | 'auto' | 'max';
   readonly batchSize?: number | undefined;
   /**
-   * Map the model file (`true`) or read it into the process's memory (`false`); `auto` (the
-   * default) reads it when decoding runs on the CPU, where memory the kernel can back with huge
-   * pages decodes faster than pages of a mapped file (README, "Speed"), and maps it otherwise.
-   */
-  readonly mmap?: 'auto' | boolean | undefined;
-  /**
    * libuv's pool size, as the process started with it (default: UV_THREADPOOL_SIZE, as libuv reads
    * it). With one thread, a step's samples are queued behind its decode (lockstep.ts).
    */
@@ -76,13 +70,7 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
   });
   let model: LlamaModel | undefined;
   try {
-    const cpuOnly = llama.gpu === false || options.gpuLayers === 0;
-    const mmap = options.mmap ?? 'auto';
-    model = await llama.loadModel({
-      modelPath: options.modelPath,
-      gpuLayers: options.gpuLayers,
-      useMmap: mmap === 'auto' ? !cpuOnly : mmap,
-    });
+    model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: options.gpuLayers });
     const context = await model.createContext({
       contextSize: options.contextSize,
       sequences: options.sequences,
@@ -106,7 +94,6 @@ export async function loadLlamaEngine(options: LlamaEngineOptions): Promise<LlmE
       gpuLayers: model.gpuLayers,
       layers: model.fileInsights.totalLayers,
       backendVersion: await getModuleVersion(),
-      mapped: model.useMmap,
     };
     const native = nativeOf(context, model, description.backendVersion);
     const poolThreads = options.uvThreadpoolSize ?? uvThreadpoolSizeOf(process.env['UV_THREADPOOL_SIZE']);

@@ -4,7 +4,6 @@ import type { LlmConfig } from '../config.js';
 import { recommendedPoolSize } from '../thread-pool.js';
 import { decodesOnCpu, type LlmEngine } from './engine.js';
 import { loadLlamaEngine } from './llama-engine.js';
-import { hugePagesBytes, hugePagesWarning, transparentHugePages } from './model-memory.js';
 
 /** The default loader: node-llama-cpp with the config's threads, GPU, context and batch. */
 export function llamaLoader(config: LlmConfig, logger: Logger): (path: string) => Promise<LlmEngine> {
@@ -17,7 +16,6 @@ export function llamaLoader(config: LlmConfig, logger: Logger): (path: string) =
       gpu: config.GPU === 'false' ? false : config.GPU,
       gpuLayers: config.GPU_LAYERS,
       batchSize: config.BATCH_SIZE,
-      mmap: config.MODEL_MMAP === 'auto' ? 'auto' : config.MODEL_MMAP === 'true',
       uvThreadpoolSize: config.uvThreadpoolSize,
       log: (level, message) => logger[level]({ component: 'llama.cpp' }, message),
     });
@@ -66,26 +64,5 @@ export function yieldEventLoopToDecode(config: LlmConfig, engine: LlmEngine, log
   } catch (error) {
     logger.warn({ err: error }, 'could not lower the event loop’s priority');
   }
-  return engine;
-}
-
-/**
- * Says whether a CPU decode's weights, read into memory, sit on huge pages, and why not when they
- * do not (model-memory.ts): the service runs either way, slower without them.
- */
-export async function checkHugePages(engine: LlmEngine, logger: Logger): Promise<LlmEngine> {
-  const model = engine.description;
-  const facts = {
-    hugePagesBytes: await hugePagesBytes(),
-    mode: await transparentHugePages(),
-    tunables: process.env['GLIBC_TUNABLES'],
-  };
-  const warning = hugePagesWarning(model, facts);
-  if (warning !== null) logger.warn({ huge_pages_bytes: facts.hugePagesBytes, thp: facts.mode }, warning);
-  else if (decodesOnCpu(model) && !model.mapped && facts.hugePagesBytes !== null)
-    logger.info(
-      { huge_pages_bytes: facts.hugePagesBytes },
-      'decoding on the CPU: the weights sit on huge pages',
-    );
   return engine;
 }

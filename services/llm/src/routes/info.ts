@@ -5,7 +5,6 @@ import { BACKEND, SERVICE_NAME, healthBody, isoWithoutZone } from '../domain/hea
 import { ModelListSchema } from '../schemas/chat-completions.js';
 import { HealthSchema, StatusSchema, type Status } from '../schemas/health.js';
 import type { LlmEngine } from '../adapters/engine.js';
-import { hugePagesBytes } from '../adapters/model-memory.js';
 import type { LlmRuntime } from './runtime.js';
 
 /** `/health` (the spec's body, 503 until the model is loaded), `/status` and `/v1/models`. */
@@ -63,7 +62,6 @@ export function statusRoute(rt: LlmRuntime, readiness: Readiness, gpu: GpuStatus
         threads: rt.config.threads,
         uv_threadpool_size: rt.config.uvThreadpoolSize,
         gpu_layers: d?.gpuLayers ?? rt.config.GPU_LAYERS,
-        model_memory: { mapped: d?.mapped ?? null, huge_pages_bytes: await hugePagesBytes() },
         slots: {
           total: rt.gate.limit,
           in_use: rt.gate.running,

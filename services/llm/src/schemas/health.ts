@@ -47,23 +47,6 @@ export const StatusSchema = z.object({
       'libuv thread pool size (UV_THREADPOOL_SIZE at start), where each decode and sampling step runs. The entry, dist/boot.cjs, picks it when unset: 1 when decoding on the CPU, one per slot plus one on a GPU, the sizes measured best there (services/llm/README.md, “Speed”)',
     ),
   gpu_layers: z.union([z.number().int(), z.string()]),
-  model_memory: z
-    .object({
-      mapped: z
-        .boolean()
-        .nullable()
-        .describe(
-          'The weights are mapped from the file; false: read into the process’s memory (MODEL_MMAP, `auto` reads them for a CPU decode); null until loaded',
-        ),
-      huge_pages_bytes: z
-        .number()
-        .int()
-        .nullable()
-        .describe(
-          'The process’s memory on transparent huge pages (AnonHugePages); about the weights’ size when a CPU decode reads them onto huge pages, which decodes faster (services/llm/README.md, “Speed”); null where unreadable',
-        ),
-    })
-    .describe('Where the weights sit in memory'),
   slots: z.object({
     total: z.number().int(),
     in_use: z.number().int(),
