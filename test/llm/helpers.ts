@@ -117,13 +117,11 @@ export function occupyLlm(url: string): { release: () => void; done: Promise<unk
 }
 
 /** The service's built entry, as the runner and the operator start it. */
-export const LLM_ENTRY = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
+const LLM_ENTRY = join(REPO_ROOT, 'services', 'llm', 'dist', 'boot.cjs');
 
 export interface LlmProcess {
   readonly url: string;
   readonly pid: number;
-  /** What it wrote to stdout (its JSON log lines) so far. */
-  readonly output: () => string;
   stop(): void;
 }
 
@@ -156,7 +154,6 @@ export async function startLlmEntry(
   const running: LlmProcess = {
     url,
     pid: child.pid as number,
-    output: () => output,
     stop: () => child.kill('SIGKILL'),
   };
   try {
